@@ -1,0 +1,51 @@
+// nfpark: one command, many verbs. C++ verbs (trace, run) run here; the lab's verbs (energy,
+// repro, ...) are forwarded to the Python package (`python3 -m nfpark VERB ...`).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: nfpark <verb> [options]   (nfpark <verb> --help for each)\n\n"
+               "Dataplane and traces:\n"
+               "  run       run a parking switch + NF chain over pcap/DPDK ports\n"
+               "  trace     generate, analyse and compare pcap traces (gen, stats, reorder)\n"
+               "Lab (Python):\n"
+               "  energy    QUEUE-MEM power model: watts and W/Tbps per system\n"
+               "  repro     reproduce the papers' results and plot them\n");
+}
+
+int forward_to_python(int argc, char** argv) {
+  std::string pydir = std::string(NFPARK_SOURCE_DIR) + "/python";
+  const char* old = std::getenv("PYTHONPATH");
+  std::string pp = old && *old ? pydir + ":" + old : pydir;
+  setenv("PYTHONPATH", pp.c_str(), 1);
+  std::vector<char*> args = {const_cast<char*>("python3"), const_cast<char*>("-m"),
+                             const_cast<char*>("nfpark")};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execvp("python3", args.data());
+  std::fprintf(stderr, "nfpark: cannot run python3 for '%s': %s\n", argv[1], std::strerror(errno));
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string verb = argv[1];
+  if (verb == "trace") return nfpark::app::trace_main(argc - 1, argv + 1);
+  if (verb == "run") return nfpark::app::run_main(argc - 1, argv + 1);
+  return forward_to_python(argc, argv);
+}

@@ -1,0 +1,49 @@
+// FlowKey: the 5-tuple (IPv4 or IPv6 addresses, L4 ports or ICMP id, protocol) of a packet,
+// with a fast hash and a symmetric variant (both directions of a connection hash alike).
+// IPv4 addresses sit in the last four bytes of the 16-byte fields, the rest zero, so one
+// key type serves both families. ICMP echo uses its identifier as both ports.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+
+#include "core/parse.h"
+
+namespace nfpark {
+
+struct FlowKey {
+  std::array<uint8_t, 16> src{};
+  std::array<uint8_t, 16> dst{};
+  uint16_t sport = 0;  // host order
+  uint16_t dport = 0;  // host order
+  uint8_t proto = 0;
+  uint8_t ip_version = 0;
+  uint16_t pad_ = 0;   // keeps the key 40 bytes with no indeterminate padding
+
+  bool operator==(const FlowKey& o) const { return std::memcmp(this, &o, sizeof *this) == 0; }
+  FlowKey reversed() const;
+  uint64_t hash() const;            // direction-sensitive
+  uint64_t symmetric_hash() const;  // same value for the key and its reverse
+};
+static_assert(sizeof(FlowKey) == 40);
+
+// Extracts the key of a parsed packet. Returns false when the packet has no usable L3 header.
+// Packets without ports (non-first fragments, other protocols) get ports 0.
+bool extract_flow_key(const uint8_t* pkt, const PacketLayout& L, FlowKey& key);
+
+// 64-bit mixing of arbitrary bytes (fast, not cryptographic).
+uint64_t hash_bytes(const void* data, size_t len, uint64_t seed = 0);
+inline uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct FlowKeyHash {
+  size_t operator()(const FlowKey& k) const { return size_t(k.hash()); }
+};
+
+}  // namespace nfpark

@@ -1,0 +1,56 @@
+// Nf: the interface every shallow network function implements.
+//
+// An NF gets a burst of up to kBurst packet views and a verdict per packet. It acts on every
+// packet whose verdict is kPass (rewriting header bytes in place, updating checksums
+// incrementally) and may set kDrop. It never reads a clock: `now` is read once per burst by the
+// engine. It never allocates on the per-packet path and never touches bytes past
+// `layout.payload_off` (they may be a parking tag or nothing at all).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/counters.h"
+#include "core/packet_view.h"
+#include "core/time.h"
+
+namespace nfpark::nf {
+
+constexpr size_t kBurst = 32;
+enum class Verdict : uint8_t { kPass = 0, kDrop = 1 };
+
+class Nf {
+ public:
+  virtual ~Nf() = default;
+  virtual std::string_view name() const = 0;
+  // pkts.size() == verdicts.size() <= kBurst.
+  virtual void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) = 0;
+  virtual void counters(const CounterSink& sink) const { (void)sink; }
+};
+
+// A chain runs its NFs in order over the same burst; a packet dropped by one NF is skipped by
+// the ones after it. Counters are reported as "<nf name>.<counter>".
+class Chain {
+ public:
+  void add(std::unique_ptr<Nf> nf) { nfs_.push_back(std::move(nf)); }
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
+    for (auto& nf : nfs_) nf->process(pkts, verdicts, now);
+  }
+  void counters(const CounterSink& sink) const {
+    for (const auto& nf : nfs_) {
+      std::string prefix(nf->name());
+      nf->counters([&](std::string_view n, uint64_t v) { sink(prefix + "." + std::string(n), v); });
+    }
+  }
+  size_t size() const { return nfs_.size(); }
+  const Nf& at(size_t i) const { return *nfs_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<Nf>> nfs_;
+};
+
+}  // namespace nfpark::nf
