@@ -1,0 +1,97 @@
+// Generator: synthetic traces, deterministic by seed (same config + seed => same bytes).
+//
+// Theory of operation.
+//   Population. Flow f in [0, flows) has a fixed 5-tuple: IPv4 source 10.0.0.0 + f + 1 (IPv6:
+//   fd00::f+1), so 5-tuples never collide; destination one of 254 servers; source port, address
+//   family (IPv6 with probability `ipv6`), transport (udp, tcp, or 50/50 per flow for mix) and
+//   VLAN id are drawn from a hash of (seed, f).
+//   Bursts. The trace is a sequence of bursts of `slf` back-to-back packets of one flow; the
+//   next burst never picks the same flow, so SLF == slf exactly (bar the last burst and, with
+//   --active, flows whose remaining packets are fewer than slf).
+//   Popularity. Without --active every burst picks a flow from the whole population: uniform
+//   = round-robin over a fresh random permutation each round (every flow gets the same share,
+//   as Click's RoundRobinMultiSched does in Reframer's generator); zipf S = rank r drawn with
+//   probability ∝ 1/(r+1)^S, rank r being flow r.
+//   Temporal locality (--active A). A flows are live; each burst picks one live flow at random.
+//   A live flow sends ceil(packets / flows) packets, then its slot takes the next flow from the
+//   population (uniform: next in the permutation; zipf: drawn by popularity). A flow's packets
+//   thus fall within about A * ceil(packets/flows) packets of trace, however large the population.
+//   Packets. Built by PacketBuilder with packet_id(i), i = 0..packets-1 in trace order, valid
+//   checksums; TCP sequence numbers advance by the payload length per flow. A frame too small for
+//   its headers plus the 12-byte id is raised to that minimum (e.g. 66 B for IPv4/TCP).
+//   Time. Packet i+1 starts (size_i + 24) * 8 / rate_gbps ns after packet i (24 B = preamble,
+//   FCS and inter-frame gap), i.e. back-to-back at line rate from `start`.
+// Cost: ~1 µs per packet (PacketBuilder allocates one vector per packet; not a data path).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/packet_builder.h"
+#include "core/time.h"
+#include "trace/pcap_writer.h"
+#include "trace/rng.h"
+#include "trace/size_dist.h"
+#include "trace/trace.h"
+
+namespace nfpark::trace {
+
+enum class GenProto : uint8_t { kUdp, kTcp, kMix };
+
+struct GenConfig {
+  uint64_t packets = 1000;  // total packets (ids 0..packets-1)
+  uint64_t flows = 100;     // flow population, 1..16,000,000
+  SizeSpec size;            // frame bytes without FCS: fixed 64..9000 or dc/imix/caida
+  uint32_t slf = 1;         // back-to-back packets per burst, >= 1
+  GenProto proto = GenProto::kUdp;
+  uint64_t seed = 1;
+  uint64_t active = 0;    // live flows at any moment; 0 = the whole population
+  double zipf = 0;        // popularity exponent; 0 = uniform
+  double rate_gbps = 10;  // line rate the timestamps follow
+  double ipv6 = 0;        // share of flows that are IPv6, 0..1
+  bool vlan = false;      // one 802.1Q tag per packet
+  Nanos start = 0;        // timestamp of the first packet
+
+  std::string validate() const;  // empty when valid, else one line naming the bad option
+};
+
+const char* to_string(GenProto p);
+
+class Generator {
+ public:
+  explicit Generator(const GenConfig& c);
+  // Builds the next packet; false after `packets` packets. `frame` is valid until the next call.
+  bool next(Nanos& ts, const std::vector<uint8_t>*& frame, uint32_t& flow);
+  uint64_t produced() const { return i_; }
+
+ private:
+  uint32_t draw_flow();        // from the population, by popularity
+  uint32_t pick_burst_flow();  // next burst's flow (and its burst length in burst_left_)
+  void build(uint32_t f);
+
+  GenConfig c_;
+  Rng rng_;
+  uint64_t i_ = 0;
+  double t_ns_ = 0;
+  std::vector<uint32_t> perm_;  // uniform popularity: current round's order
+  size_t perm_pos_ = 0;
+  std::vector<double> zipf_cdf_;
+  std::vector<uint32_t> tcp_seq_;  // per flow
+  struct Slot {
+    uint32_t flow;
+    uint64_t left;
+  };
+  std::vector<Slot> slots_;  // --active
+  uint64_t flow_len_ = 0;
+  int64_t prev_slot_ = -1;
+  int64_t prev_flow_ = -1;
+  uint32_t cur_flow_ = 0, burst_left_ = 0;
+  std::vector<uint8_t> frame_;
+};
+
+// Generates straight into a pcap file (constant memory). False with `*error` set on failure.
+bool generate_pcap(const GenConfig& c, const std::string& path, Precision p, std::string* error);
+// Generates into memory.
+void generate_trace(const GenConfig& c, Trace& out);
+
+}  // namespace nfpark::trace
