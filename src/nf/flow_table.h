@@ -1,0 +1,222 @@
+// FlowTable: a fixed-size hash table for per-flow state, with idle expiry.
+//
+// Element:  (library) used by nat, lb, counter and rate_limiter.
+// Config:   capacity (flows; the table allocates next_pow2(capacity * 5 / 4) slots, rounded up
+//           to a whole bucket) · idle_timeout (Nanos; 0 = entries never expire).
+// Time:     `now` is passed to every call; no clock is read.
+// State:    slots = buckets * 8. Per slot: one Entry {Key, Value, Nanos last_seen} padded to
+//           16/32/64 B, plus a 4-byte tag. With Key = FlowKey (40 B) and Value <= 16 B an Entry is
+//           64 B (one cache line), so a slot costs 68 B and a flow at most 68 * 2.5 = 170 B at the
+//           worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots -> 136 MiB.
+// Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
+// Cost:     one lookup = one hash + 1 tag line + 1 entry line; see bench/nf_bench.cc (flowtable).
+//
+// Theory of operation. Buckets hold 8 slots. A key hashes to two candidate buckets (b1 = low
+// bits of the hash, b2 = b1 xor a function of the tag), like a cuckoo table without
+// displacement: lookups read at most two tag groups (32 B each) and the entry whose tag matches.
+// Tags are the hash's high 32 bits with the low bit forced to 1, so 0 marks an empty slot.
+// Entries never move, so a slot index is a stable handle until the entry is erased (NAT keeps
+// slot indices in its reverse map). Expiry is lazy: an entry idle for more than idle_timeout is
+// removed when a lookup or insert meets it, and sweep() walks a bounded number of slots per call
+// so that dead flows leave even when nothing touches them. Every removal of a live-at-insert
+// entry by expiry calls the OnExpire hook (key, value, slot) before the slot is cleared; erase()
+// does not. Insert fails (returns kNone, counted) only when all 16 candidate slots hold live
+// flows; with the 5/4 over-provisioning and power-of-two rounding the load factor stays <= 80%,
+// where two 8-way choices essentially never fail (tests/nf/flow_table_test.cc fills to capacity).
+// Nothing is allocated after construction.
+// Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3" (NSDI'13, tags + 2
+// choices);
+//           DPDK rte_hash bulk lookup (hash all, prefetch, compare).
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+#include "core/time.h"
+
+namespace nfpark::nf {
+
+struct NoExpireHook {
+  template <class K, class V>
+  void operator()(const K&, V&, uint32_t) const {}
+};
+
+template <class Key, class Value, class Hash, class OnExpire = NoExpireHook>
+class FlowTable {
+  static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<Value>);
+  static constexpr size_t kRaw = sizeof(Key) + sizeof(Value) + sizeof(Nanos);
+  static constexpr size_t kAlign = kRaw <= 16 ? 16 : kRaw <= 32 ? 32 : kRaw <= 64 ? 64 : 8;
+
+ public:
+  static constexpr uint32_t kWays = 8;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct alignas(kAlign) Entry {
+    Key key;
+    Value value;
+    Nanos last_seen;
+  };
+
+  FlowTable(size_t capacity, Nanos idle_timeout, OnExpire hook = {}, Hash hasher = {})
+      : timeout_(idle_timeout), hook_(hook), hash_(hasher) {
+    size_t want = std::max<size_t>(capacity + capacity / 4, 2 * kWays);
+    slots_ = std::bit_ceil(want);
+    mask_ = uint32_t(slots_ / kWays - 1);
+    tags_.reset(new uint32_t[slots_]());
+    entries_ = static_cast<Entry*>(::operator new[](slots_ * sizeof(Entry), std::align_val_t{64}));
+    std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
+  }
+  ~FlowTable() { ::operator delete[](entries_, std::align_val_t{64}); }
+  FlowTable(const FlowTable&) = delete;
+  FlowTable& operator=(const FlowTable&) = delete;
+
+  uint64_t hash(const Key& k) const { return hash_(k); }
+
+  // Stage 1 of a batch: prefetch both candidate tag groups of hash `h`.
+  void prefetch_buckets(uint64_t h) const {
+    __builtin_prefetch(&tags_[b1(h) * kWays]);
+    __builtin_prefetch(&tags_[b2(h) * kWays]);
+  }
+  // Stage 2: read the (prefetched) tags and prefetch the entry that will probably match.
+  void prefetch_entry(uint64_t h) const {
+    uint32_t t = tag(h);
+    uint32_t m = match(b1(h), t);
+    uint32_t b = b1(h);
+    if (!m) m = match(b = b2(h), t);
+    if (m) __builtin_prefetch(&entries_[b * kWays + uint32_t(std::countr_zero(m))]);
+  }
+
+  // Live entry of `k` or kNone. Refreshes last_seen when `touch`. Expired matches are removed.
+  uint32_t find(const Key& k, uint64_t h, Nanos now, bool touch = true) {
+    uint32_t t = tag(h);
+    for (uint32_t b : {b1(h), b2(h)}) {
+      for (uint32_t m = match(b, t); m; m &= m - 1) {
+        uint32_t s = b * kWays + uint32_t(std::countr_zero(m));
+        Entry& e = entries_[s];
+        if (!(e.key == k)) continue;
+        if (expired(e, now)) {
+          expire(s);
+          return kNone;
+        }
+        if (touch) e.last_seen = now;
+        return s;
+      }
+    }
+    return kNone;
+  }
+
+  // Finds `k` or inserts it with a value-initialised Value. `inserted` tells which.
+  // Returns kNone (and counts insert_failed) when no slot is free.
+  uint32_t find_or_insert(const Key& k, uint64_t h, Nanos now, bool& inserted) {
+    inserted = false;
+    uint32_t s = find(k, h, now);
+    if (s != kNone) return s;
+    uint32_t t = tag(h);
+    s = free_slot(b1(h), now);
+    if (s == kNone) s = free_slot(b2(h), now);
+    if (s == kNone) {
+      ++insert_failed_;
+      return kNone;
+    }
+    tags_[s] = t;
+    entries_[s].key = k;
+    entries_[s].value = Value{};
+    entries_[s].last_seen = now;
+    ++size_;
+    inserted = true;
+    return s;
+  }
+
+  // Removes the entry at `slot` without calling the hook.
+  void erase(uint32_t slot) {
+    if (tags_[slot] == 0) return;
+    tags_[slot] = 0;
+    --size_;
+  }
+  bool occupied(uint32_t slot) const { return slot < slots_ && tags_[slot] != 0; }
+  Entry& at(uint32_t slot) { return entries_[slot]; }
+  const Entry& at(uint32_t slot) const { return entries_[slot]; }
+  // True when the entry at `slot` is live at `now`; an expired one is removed (hook called).
+  bool live(uint32_t slot, Nanos now) {
+    if (!occupied(slot)) return false;
+    if (!expired(entries_[slot], now)) return true;
+    expire(slot);
+    return false;
+  }
+
+  // Examines up to `max_slots` slots from an internal cursor and removes expired entries.
+  size_t sweep(Nanos now, size_t max_slots) {
+    if (timeout_ <= 0) return 0;
+    size_t removed = 0;
+    for (size_t i = 0; i < max_slots; ++i) {
+      uint32_t s = cursor_;
+      cursor_ = uint32_t((cursor_ + 1) & (slots_ - 1));
+      if (tags_[s] != 0 && expired(entries_[s], now)) {
+        expire(s);
+        ++removed;
+      }
+    }
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (size_t s = 0; s < slots_; ++s)
+      if (tags_[s]) f(entries_[s]);
+  }
+
+  size_t size() const { return size_; }
+  size_t slots() const { return slots_; }
+  Nanos idle_timeout() const { return timeout_; }
+  uint64_t expired_count() const { return expired_; }
+  uint64_t insert_failed() const { return insert_failed_; }
+  static constexpr size_t bytes_per_slot() { return sizeof(Entry) + sizeof(uint32_t); }
+
+ private:
+  static uint32_t tag(uint64_t h) { return uint32_t(h >> 32) | 1u; }
+  uint32_t b1(uint64_t h) const { return uint32_t(h) & mask_; }
+  uint32_t b2(uint64_t h) const { return (b1(h) ^ (tag(h) * 0x5bd1e995u >> 7)) & mask_; }
+  // Bit i set when slot i of bucket b carries tag t (written branch-free so it vectorises).
+  uint32_t match(uint32_t b, uint32_t t) const {
+    const uint32_t* g = &tags_[b * kWays];
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < kWays; ++i) m |= uint32_t(g[i] == t) << i;
+    return m;
+  }
+  bool expired(const Entry& e, Nanos now) const {
+    return timeout_ > 0 && now - e.last_seen > timeout_;
+  }
+  void expire(uint32_t s) {
+    hook_(entries_[s].key, entries_[s].value, s);
+    tags_[s] = 0;
+    --size_;
+    ++expired_;
+  }
+  uint32_t free_slot(uint32_t b, Nanos now) {
+    uint32_t victim = kNone;
+    for (uint32_t i = 0; i < kWays; ++i) {
+      uint32_t s = b * kWays + i;
+      if (tags_[s] == 0) return s;
+      if (victim == kNone && expired(entries_[s], now)) victim = s;
+    }
+    if (victim != kNone) expire(victim);
+    return victim;
+  }
+
+  Nanos timeout_;
+  OnExpire hook_;
+  Hash hash_;
+  size_t slots_ = 0;
+  uint32_t mask_ = 0;
+  std::unique_ptr<uint32_t[]> tags_;
+  Entry* entries_ = nullptr;
+  size_t size_ = 0;
+  uint32_t cursor_ = 0;
+  uint64_t expired_ = 0, insert_failed_ = 0;
+};
+
+}  // namespace nfpark::nf

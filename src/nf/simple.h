@@ -1,0 +1,57 @@
+// Simple NFs: MacSwap, Forward and Busy — the papers' baseline and synthetic-cost NFs.
+//
+// Element:  MacSwap ("macswap") — swaps the Ethernet source and destination MACs (the NF of
+//           PayloadPark's and NFSlicer's latency runs; DPDK testpmd's macswap mode).
+// Element:  Forward ("forward") — passes every packet unchanged; the baseline of nf_bench ratios.
+// Element:  Busy ("busy") — spins for `cycles` TSC cycles (__rdtsc) per packet, then passes it.
+// Ports:    in[0] -> out[0]; none drops.
+// Config:   busy: cycles (TSC cycles per packet, default 300; PayloadPark's light/medium/heavy
+//           NFs are 50/300/570).  macswap, forward: none.
+// Time:     none (busy measures its own spin with the TSC, which is not a clock of the model).
+// State:    none.
+// Counters: packets (each), bytes (forward: sum of wire_len).
+// Refs:     PayloadPark (Goswami et al., NSDI'21) §6; NFSlicer; DPDK testpmd macswap.
+#pragma once
+#include <cstdint>
+
+#include "nf/nf.h"
+
+namespace nfpark::nf {
+
+class MacSwap final : public Nf {
+ public:
+  std::string_view name() const override { return "macswap"; }
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void counters(const CounterSink& sink) const override { sink("packets", packets_); }
+
+ private:
+  uint64_t packets_ = 0;
+};
+
+class Forward final : public Nf {
+ public:
+  std::string_view name() const override { return "forward"; }
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void counters(const CounterSink& sink) const override {
+    sink("packets", packets_);
+    sink("bytes", bytes_);
+  }
+
+ private:
+  uint64_t packets_ = 0, bytes_ = 0;
+};
+
+class Busy final : public Nf {
+ public:
+  explicit Busy(uint64_t cycles = 300) : cycles_(cycles) {}
+  std::string_view name() const override { return "busy"; }
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void counters(const CounterSink& sink) const override { sink("packets", packets_); }
+  uint64_t cycles() const { return cycles_; }
+
+ private:
+  uint64_t cycles_;
+  uint64_t packets_ = 0;
+};
+
+}  // namespace nfpark::nf
