@@ -1,0 +1,42 @@
+#include "reframe/classify.h"
+
+#include "core/bytes.h"
+#include "core/flow_key.h"
+
+namespace nfpark::reframe {
+
+namespace {
+constexpr uint8_t kTcpSyn = 0x02, kTcpAck = 0x10;
+
+uint8_t dscp_of(const uint8_t* pkt, const PacketLayout& L) {
+  const uint8_t* ip = pkt + L.l3_off;
+  if (L.ip_version == 4) return ip[1] >> 2;
+  return uint8_t(((ip[0] & 0x0F) << 4 | ip[1] >> 4) >> 2);  // IPv6 traffic class
+}
+}  // namespace
+
+PacketMeta classify(const uint8_t* pkt, const PacketLayout& L, const BypassRules& rules) {
+  PacketMeta m;
+  FlowKey key;
+  if (!L.ok() || !extract_flow_key(pkt, L, key)) {
+    m.flags = PacketMeta::kBypass;
+    return m;
+  }
+  m.flow = key.hash();
+  if (m.flow == 0) m.flow = 1;
+  bool bypass = (rules.dscp_mask >> dscp_of(pkt, L)) & 1;
+  if (L.is_tcp() && L.payload_off >= L.l4_off + proto::kTcpHeader) {
+    const uint8_t* tcp = pkt + L.l4_off;
+    const uint8_t flags = tcp[13];
+    if (rules.tcp_syn && (flags & kTcpSyn)) bypass = true;
+    if (flags == kTcpAck && L.payload_len() == 0) {
+      m.flags |= PacketMeta::kPureAck;
+      m.ack = load_be32(tcp + 8);
+    }
+  }
+  if (!bypass && rules.match && rules.match(pkt, L)) bypass = true;
+  if (bypass) m.flags |= PacketMeta::kBypass;
+  return m;
+}
+
+}  // namespace nfpark::reframe

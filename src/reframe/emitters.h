@@ -1,0 +1,51 @@
+// Output adaptors for FlowReorder. An emitter receives handles in emission order through
+// `emit(h)` and pure ACKs removed by coalescing through `coalesced(h)` (the engine frees and
+// counts those: in = out + coalesced).
+//
+//   VectorEmitter  appends to two vectors (tests, simulator).
+//   BurstEmitter   packs emitted handles into bursts of kTxBurst and hands each full burst to
+//                  `on_burst(std::span<Handle>)`; call finish() after a push/poll to hand over
+//                  the partial burst. Flows stay contiguous across burst boundaries.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace nfpark::reframe {
+
+constexpr size_t kTxBurst = 32;
+
+template <class Handle>
+struct VectorEmitter {
+  std::vector<Handle> out;
+  std::vector<Handle> dropped;
+  void emit(Handle h) { out.push_back(h); }
+  void coalesced(Handle h) { dropped.push_back(h); }
+};
+
+template <class Handle, class OnBurst, class OnCoalesced>
+class BurstEmitter {
+ public:
+  BurstEmitter(OnBurst on_burst, OnCoalesced on_coalesced)
+      : on_burst_(std::move(on_burst)), on_coalesced_(std::move(on_coalesced)) {}
+  void emit(Handle h) {
+    buf_[n_++] = h;
+    if (n_ == kTxBurst) finish();
+  }
+  void coalesced(Handle h) { on_coalesced_(h); }
+  void finish() {
+    if (n_ == 0) return;
+    on_burst_(std::span<Handle>(buf_.data(), n_));
+    n_ = 0;
+  }
+  size_t pending() const { return n_; }
+
+ private:
+  OnBurst on_burst_;
+  OnCoalesced on_coalesced_;
+  std::array<Handle, kTxBurst> buf_{};
+  size_t n_ = 0;
+};
+
+}  // namespace nfpark::reframe

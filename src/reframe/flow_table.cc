@@ -1,0 +1,75 @@
+#include "reframe/flow_table.h"
+
+#include <bit>
+
+#include "core/flow_key.h"
+
+namespace nfpark::reframe {
+
+FlowTable::FlowTable(uint32_t max_flows) {
+  uint64_t want = uint64_t(max_flows) * 5 / 4 + kWays;  // load factor <= 80%
+  uint64_t buckets = std::bit_ceil((want + kWays - 1) / kWays);
+  if (buckets < 2) buckets = 2;
+  bucket_mask_ = uint32_t(buckets - 1);
+  keys_.assign(buckets * kWays, 0);
+  entries_.assign(buckets * kWays, FlowEntry{});
+}
+
+uint32_t FlowTable::bucket2(uint64_t key, uint32_t b1) const {
+  uint32_t b2 = uint32_t(mix64(key ^ 0x9e3779b97f4a7c15ULL)) & bucket_mask_;
+  return b2 == b1 ? (b1 ^ 1) : b2;
+}
+
+void FlowTable::reset(uint32_t slot, uint64_t key, Nanos now) {
+  keys_[slot] = key;
+  FlowEntry& e = entries_[slot];
+  e = FlowEntry{};
+  e.first_seen = now;
+  e.last_arrival = now;
+}
+
+FlowTable::Lookup FlowTable::find_or_insert(uint64_t key, Nanos now, Nanos idle_timeout) {
+  Lookup r;
+  const uint32_t b1 = uint32_t(key) & bucket_mask_;
+  const uint32_t b2 = bucket2(key, b1);
+  const uint32_t base[2] = {b1 * kWays, b2 * kWays};
+  uint32_t empty = kNone;
+  for (uint32_t base_slot : base) {
+    for (uint32_t i = 0; i < kWays; ++i) {
+      const uint32_t s = base_slot + i;
+      if (keys_[s] == key) {
+        FlowEntry& e = entries_[s];
+        if (!e.busy() && now - e.last_arrival >= idle_timeout) {  // lazily expired: recycle
+          reset(s, key, now);
+          r.is_new = r.expired = true;
+        }
+        r.slot = s;
+        return r;
+      }
+      if (keys_[s] == 0 && empty == kNone) empty = s;
+    }
+  }
+  if (empty == kNone) {  // evict the least recently seen idle candidate
+    Nanos oldest = 0;
+    for (uint32_t base_slot : base) {
+      for (uint32_t i = 0; i < kWays; ++i) {
+        const uint32_t s = base_slot + i;
+        const FlowEntry& e = entries_[s];
+        if (!e.busy() && (empty == kNone || e.last_arrival < oldest)) {
+          empty = s;
+          oldest = e.last_arrival;
+        }
+      }
+    }
+    if (empty == kNone) return r;  // every candidate is holding packets
+    r.evicted = true;
+    --size_;
+  }
+  reset(empty, key, now);
+  ++size_;
+  r.slot = empty;
+  r.is_new = true;
+  return r;
+}
+
+}  // namespace nfpark::reframe
