@@ -8,7 +8,7 @@
 namespace nfpark::trace {
 
 namespace {
-constexpr uint16_t kServerPorts[] = {80, 443, 53, 8080, 11211, 5201, 4789, 9000};
+constexpr uint16_t kServerPorts[] = {80, 443, 8080, 8443, 5001, 5201, 9999, 12345};
 constexpr uint64_t kMaxFlows = 16000000;
 }  // namespace
 
