@@ -50,8 +50,11 @@ Generator::Generator(const GenConfig& c) : c_(c), rng_(c.seed), t_ns_(double(c.s
   }
   if (c_.active > 0) {
     flow_len_ = std::max<uint64_t>(1, (c_.packets + c_.flows - 1) / c_.flows);
-    slots_.resize(std::min<uint64_t>(c_.active, c_.flows));
-    for (Slot& s : slots_) s = {draw_flow(), flow_len_};
+    for (uint64_t a = 0; a < std::min<uint64_t>(c_.active, c_.flows); ++a) {
+      Slot s;
+      if (!next_flowlet(s)) break;
+      slots_.push_back(s);
+    }
   }
 }
 
@@ -74,6 +77,18 @@ uint32_t Generator::draw_flow() {
   return perm_[perm_pos_++];
 }
 
+bool Generator::next_flowlet(Slot& s) {
+  if (c_.zipf > 0) {
+    s = {draw_flow(), flow_len_};
+    return true;
+  }
+  // Uniform: each flow of one permutation once, with its exact share of the packets.
+  if (started_ >= std::min(c_.flows, c_.packets)) return false;
+  s = {draw_flow(), c_.packets / c_.flows + (started_ < c_.packets % c_.flows ? 1 : 0)};
+  ++started_;
+  return true;
+}
+
 uint32_t Generator::pick_burst_flow() {
   if (slots_.empty()) {
     burst_left_ = c_.slf;
@@ -87,7 +102,11 @@ uint32_t Generator::pick_burst_flow() {
   uint32_t f = slot.flow;
   burst_left_ = uint32_t(std::min<uint64_t>(c_.slf, slot.left));
   slot.left -= burst_left_;
-  if (slot.left == 0) slot = {draw_flow(), flow_len_};
+  if (slot.left == 0 && !next_flowlet(slot)) {  // population exhausted: the slot closes
+    slot = slots_.back();
+    slots_.pop_back();
+    prev_slot_ = -1;
+  }
   return f;
 }
 

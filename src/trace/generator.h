@@ -12,10 +12,14 @@
 //   = round-robin over a fresh random permutation each round (every flow gets the same share,
 //   as Click's RoundRobinMultiSched does in Reframer's generator); zipf S = rank r drawn with
 //   probability ∝ 1/(r+1)^S, rank r being flow r.
-//   Temporal locality (--active A). A flows are live; each burst picks one live flow at random.
-//   A live flow sends ceil(packets / flows) packets, then its slot takes the next flow from the
-//   population (uniform: next in the permutation; zipf: drawn by popularity). A flow's packets
-//   thus fall within about A * ceil(packets/flows) packets of trace, however large the population.
+//   Temporal locality (--active A). A flows are live; each burst picks one live flow at random
+//   (never the previous burst's). When a live flow has sent its packets its slot takes the next
+//   flow. Uniform: the flows go live once each, in a random permutation, flow j sending its exact
+//   share (packets/flows, +1 for the first packets%flows), so at most A 5-tuples are ever live
+//   at once and the slots close one by one at the end. Zipf: the next flow is drawn by popularity
+//   and sends ceil(packets/flows) packets; a popular 5-tuple goes live again later (a new
+//   "flowlet"). Either way a flow's packets fall within about A * packets/flows packets of trace,
+//   however large the population.
 //   Packets. Built by PacketBuilder with packet_id(i), i = 0..packets-1 in trace order, valid
 //   checksums; TCP sequence numbers advance by the payload length per flow. A frame too small for
 //   its headers plus the 12-byte id is raised to that minimum (e.g. 66 B for IPv4/TCP).
@@ -67,6 +71,8 @@ class Generator {
  private:
   uint32_t draw_flow();        // from the population, by popularity
   uint32_t pick_burst_flow();  // next burst's flow (and its burst length in burst_left_)
+  struct Slot;
+  bool next_flowlet(Slot& s);  // --active: the next flow to go live; false when none is left
   void build(uint32_t f);
 
   GenConfig c_;
@@ -82,7 +88,7 @@ class Generator {
     uint64_t left;
   };
   std::vector<Slot> slots_;  // --active
-  uint64_t flow_len_ = 0;
+  uint64_t flow_len_ = 0, started_ = 0;
   int64_t prev_slot_ = -1;
   int64_t prev_flow_ = -1;
   uint32_t cur_flow_ = 0, burst_left_ = 0;
