@@ -1,0 +1,87 @@
+// NfEndpoint: the NF server's side of parking. It finds the tag on a packet from the switch,
+// tells the NF chain the packet's original length, and turns an NF's drop into PayloadPark's
+// explicit-drop notification (the OP bit) so the switch frees the slot at once instead of waiting
+// for EXP eviction.
+//
+// The NF server does not validate tags (it has no key): it only reads where the tag is and what
+// it says. The switch validates everything that comes back. Whole packets in baseline mode carry
+// no tag (`format` = nullopt).
+#pragma once
+#include <optional>
+
+#include "core/packet_view.h"
+#include "core/bytes.h"
+#include "park/buffer_ops.h"
+#include "park/payload_park.h"
+#include "park/tag.h"
+
+namespace nfpark::park {
+
+struct NfEndpointCounters {
+  uint64_t header_only = 0;     // parked packets seen (headers + tag)
+  uint64_t whole = 0;           // packets seen whole
+  uint64_t drop_notified = 0;   // NF drops returned to the switch as explicit drops
+  uint64_t drop_freed = 0;      // NF drops freed here (untagged, or notification disabled)
+};
+
+template <BufferOps B>
+class NfEndpoint {
+ public:
+  using Handle = typename B::Handle;
+  NfEndpoint(std::optional<TagFormat> format, bool notify_drops)
+      : format_(format), notify_(notify_drops) {}
+
+  // Fills the NF's view of `h`. `tag_at` is set to the tag's offset, or 0 when untagged.
+  void view(Handle h, PacketView& v, uint32_t& tag_at) {
+    v.data = B::data(h);
+    v.len = B::head_len(h);
+    v.layout = parse_packet(v.data, v.len);
+    v.wire_len = B::pkt_len(h);
+    tag_at = 0;
+    if (!format_ || !taggable(v.layout)) {
+      ++ctr_.whole;
+      return;
+    }
+    tag_at = v.layout.payload_off;
+    const uint32_t tsz = *format_ == TagFormat::kNfpark ? 24 : 7;
+    if (tag_at + tsz > v.len) {  // not a tag we can read: leave it to the switch to judge
+      tag_at = 0;
+      ++ctr_.whole;
+      return;
+    }
+    const uint8_t* t = v.data + tag_at;
+    const bool parked = *format_ == TagFormat::kNfpark ? (t[1] & 0x1) : (t[0] & 0x80);
+    if (!parked) {
+      v.wire_len -= tsz;  // whole packet with an ENB=0 tag inserted
+      ++ctr_.whole;
+    } else {
+      // nfpark tags carry the original length; PayloadPark's does not, but the IP length
+      // fields are never rewritten on a split, so the IP header still tells it.
+      v.wire_len = *format_ == TagFormat::kNfpark ? load_be16(t + 12) : v.layout.ip_end;
+      ++ctr_.header_only;
+    }
+  }
+
+  // The NF chain dropped `h`. Returns the packet to send back (an explicit drop), or B::null()
+  // after freeing it.
+  Handle on_drop(Handle h, uint32_t tag_at) {
+    if (tag_at && notify_) {
+      TagCodec::set_drop(B::data(h) + tag_at, *format_);
+      B::trim(h, tag_at + (*format_ == TagFormat::kNfpark ? 24 : 7));
+      ++ctr_.drop_notified;
+      return h;
+    }
+    B::free(h);
+    ++ctr_.drop_freed;
+    return B::null();
+  }
+
+  const NfEndpointCounters& counters() const { return ctr_; }
+
+ private:
+  std::optional<TagFormat> format_;
+  bool notify_;
+  NfEndpointCounters ctr_;
+};
+
+}  // namespace nfpark::park

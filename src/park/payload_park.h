@@ -1,0 +1,187 @@
+// Element:  PayloadPark — split on the way to the NF, merge on the way back (software switch).
+// Ports:    traffic in -> split -> NF slice s ; NF slice s -> merge -> traffic out
+// Config:   min_payload (160 B) · park_bytes (160 B; 352 = recirculation variant; 0 = all)
+//           slots per slice (65536) · max_exp (1) · tag format (nfpark | payloadpark) · tag key
+//           (none: CRC-32C check; 16 bytes: SipHash-2-4 MAC) · no_split filter · slices (1)
+// Time:     none: eviction is by probe count (EXP), as in the paper, not by timers.
+// State:    one SlotTable per slice holding parked packets (see slot_table.h).
+// Counters: ParkCounters (PayloadPark's eight + nfpark's own).
+// Refs:     PayloadPark (CoNEXT'20) §3–§5, Algorithms 1–2; shared/research/seed001_payloadpark.md.
+//
+// Theory of operation
+//  Split (traffic port): a packet is taggable if it parses as IPv4/IPv6 + TCP/UDP and is not a
+//  fragment. Taggable packets get a tag right after their L4 header:
+//   - eligible (payload >= min_payload, not filtered) and a slot claimed: the NF receives a new
+//     header packet = headers + tag + the payload bytes past the parked range (referenced, not
+//     copied); the original packet waits in the slot, untouched.
+//   - otherwise the whole packet goes with a tag saying "not parked" (ENB=0), inserted by moving
+//     the headers into headroom — the payload is never moved.
+//  Untaggable packets (ARP, ICMP, fragments, malformed) go to the NF as they are.
+//  Merge (NF port): the tag is found after the returning packet's L4 header and validated; a
+//  parked payload is taken from its slot only if index, generation and slice match, and then the
+//  (possibly rewritten) headers are copied onto the parked original, which leaves. Everything
+//  else is counted and dropped, never spliced.
+//  Differences from the paper: the parked packet keeps its own headers and payload in place, so
+//  "re-attaching" is a header copy; the whole payload can be parked (park_bytes = 0); tags are
+//  checked (the P4 code computes the checksum but never verifies it); an NF may change the header
+//  length (e.g. push a VLAN tag) and the merge follows it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/parse.h"
+#include "park/buffer_ops.h"
+#include "park/no_split.h"
+#include "park/park_counters.h"
+#include "park/slot_table.h"
+#include "park/tag.h"
+
+namespace nfpark::park {
+
+struct ParkConfig {
+  uint32_t min_payload = 160;  // bytes of L4 payload needed to park
+  uint32_t park_bytes = 160;   // bytes parked per packet; 0 = the whole payload
+  uint32_t slots = 65536;      // per slice
+  uint8_t max_exp = 1;         // EXP: table traversals a payload survives
+  uint8_t slices = 1;          // NF servers, each with its own slice
+  TagFormat format = TagFormat::kNfpark;
+  std::optional<std::array<uint8_t, 16>> key;  // SipHash key for keyed tags
+  NoSplitFilter no_split;
+};
+
+// True for packets that carry a parking tag: IPv4/IPv6, TCP/UDP, headers complete, unfragmented.
+inline bool taggable(const PacketLayout& L) {
+  return L.ok() && L.has_ports() && !L.fragment;
+}
+
+template <BufferOps B>
+class PayloadPark {
+ public:
+  using Handle = typename B::Handle;
+  struct Parked {
+    Handle pkt;
+    uint16_t hdr_len;
+  };
+
+  explicit PayloadPark(const ParkConfig& c) : cfg_(c), codec_(c.format, c.key) {
+    uint32_t slots = uint32_t(std::min<uint64_t>(c.slots, codec_.index_limit()));
+    for (uint8_t s = 0; s < std::max<uint8_t>(c.slices, 1); ++s)
+      tables_.push_back(std::make_unique<SlotTable<Parked>>(slots, c.max_exp,
+                                                            codec_.generation_limit()));
+  }
+  const TagCodec& codec() const { return codec_; }
+  const ParkCounters& counters() const { return ctr_; }
+  uint32_t parked() const {
+    uint32_t n = 0;
+    for (auto& t : tables_) n += t->occupied();
+    return n;
+  }
+
+  // Traffic port -> NF slice. Returns what to send to the NF, or B::null() if the packet had to
+  // be dropped (no headroom to insert a tag: counted; cannot happen with nfpark's own pools).
+  Handle split(Handle pkt, uint8_t slice) {
+    uint8_t* d = B::data(pkt);
+    const uint32_t len = B::pkt_len(pkt);
+    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    if (!taggable(L)) {
+      ++ctr_.not_split_untaggable;
+      return pkt;
+    }
+    const uint32_t hdr = L.payload_off;
+    const uint32_t payload = std::min(L.ip_end, len) - hdr;
+    const uint32_t park = cfg_.park_bytes ? std::min(cfg_.park_bytes, payload) : payload;
+    ParkTag tag;
+    tag.slice = slice;
+    tag.orig_len = uint16_t(len);
+    if (payload < cfg_.min_payload || payload == 0) {
+      ++ctr_.not_split_small;
+    } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
+      ++ctr_.not_split_filtered;
+    } else {
+      auto c = tables_[slice]->claim(Parked{pkt, uint16_t(hdr)});
+      if (c.evicted) {
+        ++ctr_.evictions;
+        B::free(c.evicted->pkt);
+      }
+      if (!c.ok) {
+        ++ctr_.not_split_busy;
+      } else {
+        Handle h = B::make_header(pkt, hdr, codec_.size(), hdr + park, len - hdr - park);
+        if (h == B::null()) {  // give the slot back and send whole
+          tables_[slice]->take(c.index, c.generation);
+          ++ctr_.not_split_no_buffer;
+        } else {
+          tag.parked = true;
+          tag.index = c.index;
+          tag.generation = c.generation;
+          tag.parked_len = uint16_t(park);
+          codec_.encode(tag, B::data(h) + hdr);
+          ++ctr_.splits;
+          return h;
+        }
+      }
+    }
+    uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
+    if (!gap) return drop(pkt, ctr_.no_headroom);
+    codec_.encode(tag, gap);
+    return pkt;
+  }
+
+  // NF slice -> traffic port. Returns the packet to forward, or B::null() when dropped (counted).
+  Handle merge(Handle pkt, uint8_t slice) {
+    uint8_t* d = B::data(pkt);
+    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    if (!taggable(L)) {
+      ++ctr_.untagged_returned;
+      return pkt;
+    }
+    ParkTag tag;
+    const uint32_t at = L.payload_off;
+    const uint32_t avail = B::head_len(pkt) > at ? B::head_len(pkt) - at : 0;
+    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
+    if (cfg_.format == TagFormat::kNfpark && tag.slice != slice) return drop(pkt, ctr_.wrong_slice);
+    if (!tag.parked) {
+      if (tag.drop) return drop(pkt, ctr_.explicit_drops_whole);
+      B::close_gap(pkt, at, codec_.size());
+      ++ctr_.returned_unsplit;
+      return pkt;
+    }
+    auto p = tables_[slice]->take(tag.index, tag.generation);
+    if (!p) return drop(pkt, ctr_.premature_evictions);
+    if (tag.drop) {
+      B::free(p->pkt);
+      return drop(pkt, ctr_.explicit_drops);
+    }
+    if (!B::replace_head(p->pkt, p->hdr_len, d, at)) {
+      B::free(p->pkt);
+      return drop(pkt, ctr_.no_headroom);
+    }
+    B::free(pkt);
+    ++ctr_.merges;
+    return p->pkt;
+  }
+
+  // Frees every payload still parked (headers that never came back). Call at shutdown.
+  void drain() {
+    for (auto& t : tables_)
+      t->drain([&](const Parked& p) {
+        ++ctr_.stranded_at_exit;
+        B::free(p.pkt);
+      });
+  }
+
+ private:
+  Handle drop(Handle pkt, uint64_t& counter) {
+    ++counter;
+    B::free(pkt);
+    return B::null();
+  }
+
+  ParkConfig cfg_;
+  TagCodec codec_;
+  std::vector<std::unique_ptr<SlotTable<Parked>>> tables_;
+  ParkCounters ctr_;
+};
+
+}  // namespace nfpark::park

@@ -1,0 +1,55 @@
+// VecBuffer: a BufferOps implementation over heap vectors, for unit tests of the parking logic
+// without DPDK. It counts live packets so tests can assert nothing leaked.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "park/buffer_ops.h"
+
+namespace nfpark::park::testing {
+
+struct VecPkt {
+  std::vector<uint8_t> bytes;
+  uint64_t id = 0;  // test bookkeeping
+};
+
+struct VecBuffer {
+  using Handle = VecPkt*;
+  static inline int64_t live = 0;
+  static Handle make(std::vector<uint8_t> b, uint64_t id = 0) {
+    ++live;
+    return new VecPkt{std::move(b), id};
+  }
+  static Handle null() { return nullptr; }
+  static uint8_t* data(Handle h) { return h->bytes.data(); }
+  static uint32_t head_len(Handle h) { return uint32_t(h->bytes.size()); }
+  static uint32_t pkt_len(Handle h) { return uint32_t(h->bytes.size()); }
+  static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
+                            uint32_t tail_len) {
+    std::vector<uint8_t> b(o->bytes.begin(), o->bytes.begin() + hdr);
+    b.resize(hdr + gap);
+    b.insert(b.end(), o->bytes.begin() + tail_off, o->bytes.begin() + tail_off + tail_len);
+    return make(std::move(b), o->id);
+  }
+  static uint8_t* open_gap(Handle h, uint32_t at, uint32_t n) {
+    h->bytes.insert(h->bytes.begin() + at, n, 0);
+    return h->bytes.data() + at;
+  }
+  static void close_gap(Handle h, uint32_t at, uint32_t n) {
+    h->bytes.erase(h->bytes.begin() + at, h->bytes.begin() + at + n);
+  }
+  static bool replace_head(Handle d, uint32_t old_len, const uint8_t* src, uint32_t new_len) {
+    d->bytes.erase(d->bytes.begin(), d->bytes.begin() + old_len);
+    d->bytes.insert(d->bytes.begin(), src, src + new_len);
+    return true;
+  }
+  static void trim(Handle h, uint32_t len) { h->bytes.resize(len); }
+  static void free(Handle h) {
+    --live;
+    delete h;
+  }
+};
+static_assert(BufferOps<VecBuffer>);
+
+}  // namespace nfpark::park::testing
