@@ -1,0 +1,76 @@
+#include "reframe/classify.h"
+
+#include <gtest/gtest.h>
+
+#include "core/flow_key.h"
+#include "core/packet_builder.h"
+
+namespace nfpark::reframe {
+namespace {
+
+PacketMeta run(const std::vector<uint8_t>& p, const BypassRules& rules = {}) {
+  return classify(p.data(), parse_packet(p.data(), uint32_t(p.size())), rules);
+}
+
+TEST(Classify, FlowIdIsTheDirectionalFlowHash) {
+  auto p = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(10).build();
+  auto q = PacketBuilder().ipv4("10.0.0.2", "10.0.0.1").udp(2, 1).payload_size(10).build();
+  PacketLayout L = parse_packet(p.data(), uint32_t(p.size()));
+  FlowKey k;
+  ASSERT_TRUE(extract_flow_key(p.data(), L, k));
+  EXPECT_EQ(run(p).flow, k.hash());
+  EXPECT_NE(run(p).flow, run(q).flow);
+  EXPECT_EQ(run(p).flags, 0);
+}
+
+TEST(Classify, SynBypassesUnlessDisabled) {
+  auto syn = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2, 0x02).build();
+  auto synack = PacketBuilder().ipv4("10.0.0.2", "10.0.0.1").tcp(2, 1, 0x12).build();
+  EXPECT_TRUE(run(syn).bypass());
+  EXPECT_TRUE(run(synack).bypass());
+  EXPECT_FALSE(run(synack).pure_ack());
+  BypassRules no_syn;
+  no_syn.tcp_syn = false;
+  EXPECT_FALSE(run(syn, no_syn).bypass());
+}
+
+TEST(Classify, DscpMaskAndPredicate) {
+  auto ef = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").dscp(46).udp(1, 2).build();
+  auto ef6 = PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").dscp(46).udp(1, 2).build();
+  auto be = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).build();
+  BypassRules r;
+  r.dscp_mask = uint64_t(1) << 46;
+  EXPECT_TRUE(run(ef, r).bypass());
+  EXPECT_TRUE(run(ef6, r).bypass());
+  EXPECT_FALSE(run(be, r).bypass());
+  BypassRules dns;
+  dns.match = [](const uint8_t* p, const PacketLayout& L) {
+    return L.is_udp() && p[L.l4_off + 3] == 53;
+  };
+  auto q = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(999, 53).build();
+  EXPECT_TRUE(run(q, dns).bypass());
+  EXPECT_FALSE(run(be, dns).bypass());
+}
+
+TEST(Classify, PureAckNeedsAckOnlyAndNoPayload) {
+  auto ack = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2, 0x10, 5, 0xABCDEF01).build();
+  auto data =
+      PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2, 0x10, 5, 7).payload_size(1).build();
+  auto ece = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2, 0x50, 5, 7).build();
+  EXPECT_TRUE(run(ack).pure_ack());
+  EXPECT_EQ(run(ack).ack, 0xABCDEF01u);
+  EXPECT_FALSE(run(data).pure_ack());
+  EXPECT_FALSE(run(ece).pure_ack());
+}
+
+TEST(Classify, NonIpIsUntrackedBypass) {
+  std::vector<uint8_t> arp(60, 0);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  PacketMeta m = run(arp);
+  EXPECT_EQ(m.flow, 0u);
+  EXPECT_TRUE(m.bypass());
+}
+
+}  // namespace
+}  // namespace nfpark::reframe
