@@ -1,0 +1,248 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "trace/generator.h"
+#include "trace/pcap_reader.h"
+#include "trace/pcap_writer.h"
+#include "trace/reorder.h"
+
+namespace nfpark::trace {
+namespace {
+
+std::string tmp(const std::string& name) {
+  return ::testing::TempDir() + "nfpark_" + std::to_string(getpid()) + "_" + name;
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& b) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+Trace small_trace(uint64_t n = 200) {
+  GenConfig c;
+  c.packets = n;
+  c.flows = 20;
+  c.size = {SizeKind::kImix, 0};
+  c.proto = GenProto::kMix;
+  c.start = 1700000000LL * kSecond + 123;
+  Trace t;
+  generate_trace(c, t);
+  return t;
+}
+
+void expect_same(const Trace& a, const Trace& b, bool micro) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(micro ? a[i].ts / 1000 * 1000 : a[i].ts, b[i].ts) << i;
+    ASSERT_EQ(a[i].len, b[i].len);
+    EXPECT_EQ(a[i].wire_len, b[i].wire_len);
+    ASSERT_EQ(0, std::memcmp(a.data(i), b.data(i), a[i].len));
+  }
+}
+
+TEST(Pcap, RoundTripNanoAndMicro) {
+  Trace t = small_trace();
+  for (Precision p : {Precision::kNano, Precision::kMicro}) {
+    std::string f = tmp(p == Precision::kNano ? "ns.pcap" : "us.pcap");
+    std::string err;
+    ASSERT_TRUE(save_trace(f, t, p, &err)) << err;
+    Trace back;
+    ASSERT_TRUE(load_trace(f, back, &err)) << err;
+    expect_same(t, back, p == Precision::kMicro);
+    TraceReader r;
+    ASSERT_TRUE(r.open(f));
+    EXPECT_EQ(r.format(), p == Precision::kNano ? TraceFormat::kPcapNano : TraceFormat::kPcapMicro);
+    std::remove(f.c_str());
+  }
+}
+
+TEST(Pcap, SnappedPacketsKeepTheirWireLength) {
+  Trace t;
+  std::vector<uint8_t> b(60, 0xAB);
+  t.add(5, b.data(), 60, 1500);
+  std::string f = tmp("snap.pcap"), err;
+  ASSERT_TRUE(save_trace(f, t, Precision::kNano, &err));
+  Trace back;
+  ASSERT_TRUE(load_trace(f, back, &err));
+  EXPECT_EQ(back[0].len, 60u);
+  EXPECT_EQ(back[0].wire_len, 1500u);
+  std::remove(f.c_str());
+}
+
+// Big-endian classic pcap written by hand: magic a1b2c3d4 in network order, one 60-byte packet
+// at 1.000500 s.
+TEST(Pcap, ReadsSwappedByteOrder) {
+  std::vector<uint8_t> b = {0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0,    4,    0, 0, 0, 0,  0, 0, 0, 0,
+                            0,    0,    0xff, 0xff, 0, 0, 0,    1,  // snaplen, linktype 1
+                            0,    0,    0,    1,    0, 0, 0x01, 0xf4, 0, 0, 0, 60, 0, 0, 0, 64};
+  b.resize(b.size() + 60, 0x11);
+  std::string f = tmp("be.pcap"), err;
+  write_bytes(f, b);
+  Trace t;
+  ASSERT_TRUE(load_trace(f, t, &err)) << err;
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].ts, kSecond + 500 * kMicro);
+  EXPECT_EQ(t[0].len, 60u);
+  EXPECT_EQ(t[0].wire_len, 64u);
+  std::remove(f.c_str());
+}
+
+// pcapng built by hand in either byte order: SHB, IDB (if_tsresol 9 = ns), EPB, an unknown
+// block, SPB, IDB (default µs), EPB on interface 1.
+struct Ng {
+  bool be;
+  std::vector<uint8_t> b;
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(uint8_t(be ? v >> (24 - 8 * i) : v >> (8 * i)));
+  }
+  void u16(uint16_t v) {
+    b.push_back(uint8_t(be ? v >> 8 : v));
+    b.push_back(uint8_t(be ? v : v >> 8));
+  }
+  void block(uint32_t type, const std::vector<uint8_t>& body) {
+    uint32_t len = uint32_t(12 + (body.size() + 3) / 4 * 4);
+    u32(type);
+    u32(len);
+    b.insert(b.end(), body.begin(), body.end());
+    b.resize(b.size() + (len - 12 - body.size()), 0);
+    u32(len);
+  }
+  std::vector<uint8_t> body(std::initializer_list<uint32_t> words, size_t data = 0) {
+    Ng t{be, {}};
+    for (uint32_t w : words) t.u32(w);
+    t.b.resize(t.b.size() + data, 0x5A);
+    return t.b;
+  }
+};
+
+std::vector<uint8_t> make_pcapng(bool be) {
+  Ng n{be, {}};
+  n.block(0x0A0D0D0A, n.body({0x1A2B3C4D, 0x00000001, 0xFFFFFFFF, 0xFFFFFFFF}));
+  Ng idb{be, {}};
+  idb.u16(1), idb.u16(0), idb.u32(0);
+  idb.u16(9), idb.u16(1), idb.b.insert(idb.b.end(), {9, 0, 0, 0});  // if_tsresol = 10^-9
+  idb.u16(0), idb.u16(0);
+  n.block(1, idb.b);
+  const uint64_t ns = 1700000000123456789ULL;
+  n.block(6, n.body({0, uint32_t(ns >> 32), uint32_t(ns), 61, 1514}, 61));
+  n.block(0x0BADF00D, n.body({1, 2, 3}));
+  n.block(3, n.body({70}, 70));
+  Ng idb2{be, {}};
+  idb2.u16(1), idb2.u16(0), idb2.u32(0);
+  n.block(1, idb2.b);
+  const uint64_t us = 1700000000654321ULL;
+  n.block(6, n.body({1, uint32_t(us >> 32), uint32_t(us), 64, 64}, 64));
+  return n.b;
+}
+
+TEST(Pcapng, ReadsBothByteOrders) {
+  for (bool be : {false, true}) {
+    std::string f = tmp(be ? "be.pcapng" : "le.pcapng"), err;
+    write_bytes(f, make_pcapng(be));
+    Trace t;
+    ASSERT_TRUE(load_trace(f, t, &err)) << err;
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].ts, 1700000000123456789LL);
+    EXPECT_EQ(t[0].len, 61u);
+    EXPECT_EQ(t[0].wire_len, 1514u);
+    EXPECT_EQ(t.data(0)[60], 0x5A);
+    EXPECT_EQ(t[1].len, 70u);  // SPB: no timestamp
+    EXPECT_EQ(t[1].ts, 0);
+    EXPECT_EQ(t[2].ts, 1700000000654321000LL);
+    EXPECT_EQ(t[2].len, 64u);
+    std::remove(f.c_str());
+  }
+}
+
+TEST(Pcapng, EditcapConversionReadsBack) {
+  if (std::system("command -v editcap >/dev/null 2>&1") != 0) GTEST_SKIP() << "no editcap";
+  Trace t = small_trace(50);
+  std::string f = tmp("e.pcap"), g = tmp("e.pcapng"), err;
+  ASSERT_TRUE(save_trace(f, t, Precision::kNano, &err));
+  ASSERT_EQ(0, std::system(("editcap -F pcapng " + f + " " + g).c_str()));
+  Trace back;
+  ASSERT_TRUE(load_trace(g, back, &err)) << err;
+  TraceReader r;
+  ASSERT_TRUE(r.open(g));
+  EXPECT_EQ(r.format(), TraceFormat::kPcapng);
+  expect_same(t, back, false);
+  std::remove(f.c_str());
+  std::remove(g.c_str());
+}
+
+TEST(Pcap, TsharkReadsOurFiles) {
+  if (std::system("command -v capinfos >/dev/null 2>&1") != 0) GTEST_SKIP() << "no capinfos";
+  Trace t = small_trace(123);
+  std::string f = tmp("ts.pcap"), err;
+  ASSERT_TRUE(save_trace(f, t, Precision::kNano, &err));
+  std::string out = tmp("ts.txt");
+  ASSERT_EQ(0, std::system(("capinfos -c -M " + f + " > " + out + " 2>/dev/null").c_str()));
+  std::ifstream in(out);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(s.find("Number of packets:   123"), std::string::npos) << s;
+  std::remove(f.c_str());
+  std::remove(out.c_str());
+}
+
+TEST(Pcap, ErrorsNameTheFileAndTheProblem) {
+  std::string err;
+  Trace t;
+  EXPECT_FALSE(load_trace(tmp("missing.pcap"), t, &err));
+  EXPECT_NE(err.find("missing.pcap: cannot open"), std::string::npos) << err;
+  std::string f = tmp("junk.pcap");
+  write_bytes(f, {0x12, 0x34, 0x56, 0x78, 0, 0, 0, 0});
+  EXPECT_FALSE(load_trace(f, t, &err));
+  EXPECT_NE(err.find("junk.pcap: not a pcap/pcapng file (magic 0x12345678)"), std::string::npos)
+      << err;
+  write_bytes(f, {});
+  EXPECT_FALSE(load_trace(f, t, &err));
+  EXPECT_NE(err.find("empty file"), std::string::npos) << err;
+  // A file cut inside packet 12.
+  Trace g = small_trace(20);
+  ASSERT_TRUE(save_trace(f, g, Precision::kNano, &err));
+  size_t cut = 24;
+  for (size_t i = 0; i < 11; ++i) cut += 16 + g[i].len;
+  ASSERT_EQ(0, truncate(f.c_str(), off_t(cut + 16 + 5)));
+  Trace h;
+  EXPECT_FALSE(load_trace(f, h, &err));
+  EXPECT_NE(err.find("junk.pcap: packet 12 truncated"), std::string::npos) << err;
+  std::remove(f.c_str());
+}
+
+TEST(ReorderFiles, MatchesByIdOrByFrameHash) {
+  Trace sent = small_trace(10), recv;
+  for (size_t i : {0, 2, 1, 3, 4, 5, 6, 7, 9, 9})
+    recv.add(sent[i].ts, sent.data(i), sent[i].len, sent[i].wire_len);
+  std::string a = tmp("sent.pcap"), b = tmp("recv.pcap"), err;
+  ASSERT_TRUE(save_trace(a, sent, Precision::kNano, &err));
+  ASSERT_TRUE(save_trace(b, recv, Precision::kNano, &err));
+  ReorderStats r;
+  ASSERT_TRUE(reorder_files(a, b, r, &err)) << err;
+  EXPECT_TRUE(r.by_id);
+  EXPECT_EQ(r.reordered, 1u);
+  EXPECT_EQ(r.lost, 1u);
+  EXPECT_EQ(r.duplicated, 1u);
+  // Without ids: frames hashed, same answer.
+  Trace s2, r2;
+  std::vector<std::vector<uint8_t>> fr;
+  for (int i = 0; i < 4; ++i)
+    fr.push_back(PacketBuilder().ipv4(1 + i, 9).udp(1, 2).payload_size(4).build());
+  for (int i : {0, 1, 2, 3})
+    s2.add(i, fr[i].data(), uint32_t(fr[i].size()), uint32_t(fr[i].size()));
+  for (int i : {0, 3, 1, 2})
+    r2.add(i, fr[i].data(), uint32_t(fr[i].size()), uint32_t(fr[i].size()));
+  ASSERT_TRUE(save_trace(a, s2, Precision::kNano, &err));
+  ASSERT_TRUE(save_trace(b, r2, Precision::kNano, &err));
+  ASSERT_TRUE(reorder_files(a, b, r, &err));
+  EXPECT_FALSE(r.by_id);
+  EXPECT_EQ(r.reordered, 2u);
+  EXPECT_EQ(r.extent_max, 2u);
+  EXPECT_NE(r.to_text().find("hash of the frame bytes"), std::string::npos);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
+}  // namespace
+}  // namespace nfpark::trace
