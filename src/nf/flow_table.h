@@ -4,28 +4,28 @@
 // Config:   capacity (flows; the table allocates next_pow2(capacity * 5 / 4) slots, rounded up
 //           to a whole bucket) · idle_timeout (Nanos; 0 = entries never expire).
 // Time:     `now` is passed to every call; no clock is read.
-// State:    slots = buckets * 8. Per slot: one Entry {Key, Value, Nanos last_seen} padded to
+// State:    slots = buckets * 16. Per slot: one Entry {Key, Value, Nanos last_seen} padded to
 //           16/32/64 B, plus a 4-byte tag. With Key = FlowKey (40 B) and Value <= 16 B an Entry is
 //           64 B (one cache line), so a slot costs 68 B and a flow at most 68 * 2.5 = 170 B at the
 //           worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots -> 136 MiB.
 // Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
 // Cost:     one lookup = one hash + 1 tag line + 1 entry line; see bench/nf_bench.cc (flowtable).
 //
-// Theory of operation. Buckets hold 8 slots. A key hashes to two candidate buckets (b1 = low
-// bits of the hash, b2 = b1 xor a function of the tag), like a cuckoo table without
-// displacement: lookups read at most two tag groups (32 B each) and the entry whose tag matches.
-// Tags are the hash's high 32 bits with the low bit forced to 1, so 0 marks an empty slot.
-// Entries never move, so a slot index is a stable handle until the entry is erased (NAT keeps
-// slot indices in its reverse map). Expiry is lazy: an entry idle for more than idle_timeout is
-// removed when a lookup or insert meets it, and sweep() walks a bounded number of slots per call
-// so that dead flows leave even when nothing touches them. Every removal of a live-at-insert
-// entry by expiry calls the OnExpire hook (key, value, slot) before the slot is cleared; erase()
-// does not. Insert fails (returns kNone, counted) only when all 16 candidate slots hold live
-// flows; with the 5/4 over-provisioning and power-of-two rounding the load factor stays <= 80%,
-// where two 8-way choices essentially never fail (tests/nf/flow_table_test.cc fills to capacity).
-// Nothing is allocated after construction.
-// Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3" (NSDI'13, tags + 2
-// choices);
+// Theory of operation. Buckets hold 16 slots, whose tags fill one cache line. A key hashes to two
+// candidate buckets (b1 = low bits of the hash, b2 = b1 xor a function of the tag), like a cuckoo
+// table without displacement: lookups read at most two tag lines (64 B each) and the entry whose
+// tag matches; an insert goes to the emptier of the two buckets ("power of two choices"). Tags are
+// the hash's high 32 bits with the low bit forced to 1, so 0 marks an empty slot. Entries never
+// move, so a slot index is a stable handle until the entry is erased (NAT keeps slot indices in its
+// reverse map). Expiry is lazy: an entry idle for more than idle_timeout is removed when a lookup
+// or insert meets it, and sweep() walks a bounded number of slots per call so that dead flows leave
+// even when nothing touches them. Every removal of a live-at-insert entry by expiry calls the
+// OnExpire hook (key, value, slot) before the slot is cleared; erase() does not. Insert fails
+// (returns kNone, counted) only when all 16 candidate slots hold live flows; with the 5/4
+// over-provisioning and power-of-two rounding the load factor stays <= 80%, where two 8-way choices
+// essentially never fail (tests/nf/flow_table_test.cc fills to capacity). Nothing is allocated
+// after construction. Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3"
+// (NSDI'13, tags + 2 choices);
 //           DPDK rte_hash bulk lookup (hash all, prefetch, compare).
 #pragma once
 #include <algorithm>
@@ -53,7 +53,7 @@ class FlowTable {
   static constexpr size_t kAlign = kRaw <= 16 ? 16 : kRaw <= 32 ? 32 : kRaw <= 64 ? 64 : 8;
 
  public:
-  static constexpr uint32_t kWays = 8;
+  static constexpr uint32_t kWays = 16;
   static constexpr uint32_t kNone = UINT32_MAX;
   struct alignas(kAlign) Entry {
     Key key;
@@ -66,11 +66,15 @@ class FlowTable {
     size_t want = std::max<size_t>(capacity + capacity / 4, 2 * kWays);
     slots_ = std::bit_ceil(want);
     mask_ = uint32_t(slots_ / kWays - 1);
-    tags_.reset(new uint32_t[slots_]());
+    tags_ = static_cast<uint32_t*>(::operator new[](slots_ * 4, std::align_val_t{64}));
+    std::memset(tags_, 0, slots_ * 4);
     entries_ = static_cast<Entry*>(::operator new[](slots_ * sizeof(Entry), std::align_val_t{64}));
     std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
   }
-  ~FlowTable() { ::operator delete[](entries_, std::align_val_t{64}); }
+  ~FlowTable() {
+    ::operator delete[](entries_, std::align_val_t{64});
+    ::operator delete[](tags_, std::align_val_t{64});
+  }
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
 
@@ -116,8 +120,7 @@ class FlowTable {
     uint32_t s = find(k, h, now);
     if (s != kNone) return s;
     uint32_t t = tag(h);
-    s = free_slot(b1(h), now);
-    if (s == kNone) s = free_slot(b2(h), now);
+    s = free_slot(b1(h), b2(h), now);
     if (s == kNone) {
       ++insert_failed_;
       return kNone;
@@ -196,15 +199,24 @@ class FlowTable {
     --size_;
     ++expired_;
   }
-  uint32_t free_slot(uint32_t b, Nanos now) {
-    uint32_t victim = kNone;
-    for (uint32_t i = 0; i < kWays; ++i) {
-      uint32_t s = b * kWays + i;
-      if (tags_[s] == 0) return s;
-      if (victim == kNone && expired(entries_[s], now)) victim = s;
+  // An empty slot of the emptier candidate bucket (two choices keep the load even), else an
+  // expired entry of either bucket (expired first), else kNone.
+  uint32_t free_slot(uint32_t c1, uint32_t c2, Nanos now) {
+    uint32_t e1 = match(c1, 0), e2 = match(c2, 0);
+    if (e1 | e2) {
+      uint32_t b = std::popcount(e1) >= std::popcount(e2) ? c1 : c2;
+      return b * kWays + uint32_t(std::countr_zero(b == c1 ? e1 : e2));
     }
-    if (victim != kNone) expire(victim);
-    return victim;
+    for (uint32_t b : {c1, c2}) {
+      for (uint32_t i = 0; i < kWays; ++i) {
+        uint32_t s = b * kWays + i;
+        if (expired(entries_[s], now)) {
+          expire(s);
+          return s;
+        }
+      }
+    }
+    return kNone;
   }
 
   Nanos timeout_;
@@ -212,7 +224,7 @@ class FlowTable {
   Hash hash_;
   size_t slots_ = 0;
   uint32_t mask_ = 0;
-  std::unique_ptr<uint32_t[]> tags_;
+  uint32_t* tags_ = nullptr;  // 64-byte aligned: one bucket's tags = one cache line
   Entry* entries_ = nullptr;
   size_t size_ = 0;
   uint32_t cursor_ = 0;
