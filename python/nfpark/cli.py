@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -54,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
+    except BrokenPipeError:  # `nfpark VERB | head`: stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's flush quiet
+        return 0
     except (CliError, ValueError, OSError) as err:
         print(f"nfpark {args.verb}: error: {err}", file=sys.stderr)
         return EXIT_USAGE
