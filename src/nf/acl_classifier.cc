@@ -1,0 +1,229 @@
+#include "nf/acl_classifier.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/bytes.h"
+
+namespace nfpark::nf {
+
+namespace {
+constexpr uint64_t kMax = ~uint64_t(0);
+
+bool covers(const AclClassifier::Point& lo, const AclClassifier::Point& hi,
+            const AclClassifier::Point& rlo, const AclClassifier::Point& rhi) {
+  for (int d = 0; d < AclClassifier::kDims; ++d)
+    if (lo[size_t(d)] > rlo[size_t(d)] || hi[size_t(d)] < rhi[size_t(d)]) return false;
+  return true;
+}
+
+// Sets dims [d, d+1] (high/low 64 bits) from a prefix.
+void prefix_ranges(const IpPrefix& p, AclClassifier::Point& lo, AclClassifier::Point& hi,
+                   size_t d) {
+  lo[d] = lo[d + 1] = 0;
+  hi[d] = hi[d + 1] = kMax;
+  if (p.family == 0) return;
+  if (p.family == 4) {
+    uint64_t a = load_be32(p.addr.data());
+    uint64_t span = p.len == 0 ? 0xFFFFFFFFull : (uint64_t(1) << (32 - p.len)) - 1;
+    lo[d] = a & ~span, hi[d] = (a & ~span) | span;
+    return;
+  }
+  uint64_t h = load_be64(p.addr.data()), l = load_be64(p.addr.data() + 8);
+  if (p.len <= 64) {
+    uint64_t span = p.len == 0 ? kMax : p.len == 64 ? 0 : (kMax >> p.len);
+    lo[d] = h & ~span, hi[d] = (h & ~span) | span;
+  } else {
+    uint64_t span = p.len == 128 ? 0 : (kMax >> (p.len - 64));
+    lo[d] = hi[d] = h;
+    lo[d + 1] = l & ~span, hi[d + 1] = (l & ~span) | span;
+  }
+}
+}  // namespace
+
+AclClassifier::Box AclClassifier::rule_box(const AclRule& r) {
+  Box b;
+  prefix_ranges(r.src, b.lo, b.hi, 0);
+  prefix_ranges(r.dst, b.lo, b.hi, 2);
+  b.lo[4] = r.sport_lo, b.hi[4] = r.sport_hi;
+  b.lo[5] = r.dport_lo, b.hi[5] = r.dport_hi;
+  b.lo[6] = r.proto_lo, b.hi[6] = r.proto_hi;
+  return b;
+}
+
+void AclClassifier::to_point(const FlowKey& k, Point& x) {
+  if (k.ip_version == 6) {
+    x[0] = load_be64(k.src.data()), x[1] = load_be64(k.src.data() + 8);
+    x[2] = load_be64(k.dst.data()), x[3] = load_be64(k.dst.data() + 8);
+  } else {
+    x[0] = load_be32(k.src.data() + 12), x[1] = 0;
+    x[2] = load_be32(k.dst.data() + 12), x[3] = 0;
+  }
+  x[4] = k.sport, x[5] = k.dport, x[6] = k.proto;
+}
+
+uint32_t AclClassifier::lookup(const Tree& t, const Point& x) const {
+  const Node* nodes = t.nodes.data();
+  const Node* n = nodes;
+  while (!(n->meta & kLeaf)) n = nodes + n->a + (x[n->meta] >= n->value);
+  const uint32_t* ids = leaf_rules_.data() + n->a;
+  for (uint32_t j = 0, c = n->meta & ~kLeaf; j < c; ++j) {
+    const Box& b = boxes_[ids[j]];
+    bool m = true;
+    for (size_t d = 0; d < kDims; ++d) m &= (x[d] >= b.lo[d]) & (x[d] <= b.hi[d]);
+    if (m) return ids[j];
+  }
+  return kNoMatch;
+}
+
+// Rules are grouped by which address fields are "wide" (prefix shorter than 8 bits for IPv4,
+// 32 for IPv6) — EffiCuts' separability idea: a wide rule in a tree of narrow ones is copied into
+// most leaves, so wide and narrow rules get separate trees. Empty groups make no tree.
+static int rule_group(const AclRule& r) {
+  auto wide = [](const IpPrefix& p) { return p.family == 0 || p.len < (p.family == 4 ? 8 : 32); };
+  return (wide(r.src) ? 1 : 0) | (wide(r.dst) ? 2 : 0);
+}
+
+void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
+  opt_ = opt;
+  if (opt_.leaf_size == 0) opt_.leaf_size = 1;
+  boxes_.clear();
+  leaf_rules_.clear();
+  stats_ = {};
+  for (const auto& r : rules) boxes_.push_back(rule_box(r));
+  for (int f = 0; f < 2; ++f) {
+    const uint8_t fam = f == 0 ? 4 : 6;
+    std::array<std::vector<uint32_t>, 4> groups;
+    for (uint32_t i = 0; i < rules.size(); ++i)
+      if (rules[i].family() == 0 || rules[i].family() == fam)
+        groups[size_t(rule_group(rules[i]))].push_back(i);
+    Box region;
+    region.lo.fill(0);
+    region.hi = {kMax, kMax, kMax, kMax, 65535, 65535, 255};
+    if (f == 0) region.hi[0] = region.hi[2] = 0xFFFFFFFFull, region.hi[1] = region.hi[3] = 0;
+    auto& trees = trees_[size_t(f)];
+    trees.clear();
+    for (auto& ids : groups) {
+      if (ids.empty()) continue;
+      Tree t;
+      t.min_rule = ids.front();
+      t.nodes.assign(1, Node{});
+      build_at(t, 0, region, ids, 0);
+      stats_.nodes += t.nodes.size();
+      trees.push_back(std::move(t));
+    }
+    std::sort(trees.begin(), trees.end(),
+              [](const Tree& a, const Tree& b) { return a.min_rule < b.min_rule; });
+    stats_.trees += trees.size();
+  }
+  stats_.leaf_rule_refs = leaf_rules_.size();
+  stats_.memory_bytes = stats_.nodes * sizeof(Node) + leaf_rules_.size() * sizeof(uint32_t) +
+                        boxes_.size() * sizeof(Box);
+}
+
+// When every rule of a node lies in less than half of the region along some dimension, one node
+// cuts the empty part off (it becomes an empty leaf): keys there — e.g. traffic from address
+// space no rule mentions — finish after one hop, and no rule is copied.
+bool AclClassifier::cut_empty_space(Tree& t, uint32_t idx, const Box& region,
+                                    std::vector<uint32_t>& rules, uint32_t depth) {
+  int best_dim = -1;
+  double best_frac = 0.5;
+  uint64_t best_lo = 0, best_hi = 0;
+  for (size_t d = 0; d < kDims; ++d) {
+    const uint64_t rlo = region.lo[d], rhi = region.hi[d];
+    if (rlo == rhi) continue;
+    uint64_t lo = kMax, hi = 0;
+    for (uint32_t r : rules) {
+      lo = std::min(lo, std::max(boxes_[r].lo[d], rlo));
+      hi = std::max(hi, std::min(boxes_[r].hi[d], rhi));
+    }
+    double frac = (double(hi - lo) + 1) / (double(rhi - rlo) + 1);
+    if (frac < best_frac) best_frac = frac, best_dim = int(d), best_lo = lo, best_hi = hi;
+  }
+  if (best_dim < 0) return false;
+  const size_t d = size_t(best_dim);
+  const bool cut_low = best_lo > region.lo[d];
+  const uint64_t value = cut_low ? best_lo : best_hi + 1;
+  const uint32_t c = uint32_t(t.nodes.size());
+  t.nodes.resize(c + 2);
+  t.nodes[idx] = Node{value, c, uint32_t(d)};
+  Box inner = region;
+  (cut_low ? inner.lo[d] : inner.hi[d]) = cut_low ? best_lo : best_hi;
+  make_leaf(t, cut_low ? c : c + 1, {}, depth + 1);
+  build_at(t, cut_low ? c + 1 : c, inner, rules, depth + 1);
+  return true;
+}
+
+void AclClassifier::make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>& rules,
+                              uint32_t depth) {
+  t.nodes[idx] = Node{0, uint32_t(leaf_rules_.size()), kLeaf | uint32_t(rules.size())};
+  leaf_rules_.insert(leaf_rules_.end(), rules.begin(), rules.end());
+  ++stats_.leaves;
+  stats_.max_depth = std::max<size_t>(stats_.max_depth, depth);
+}
+
+void AclClassifier::build_at(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
+                             uint32_t depth) {
+  // Priority pruning: nothing after a rule that covers the whole region can match first here.
+  for (size_t j = 0; j < rules.size(); ++j) {
+    const Box& b = boxes_[rules[j]];
+    if (covers(b.lo, b.hi, region.lo, region.hi)) {
+      rules.resize(j + 1);
+      break;
+    }
+  }
+  if (rules.size() <= opt_.leaf_size || depth >= opt_.max_depth)
+    return make_leaf(t, idx, rules, depth);
+  if (cut_empty_space(t, idx, region, rules, depth)) return;
+
+  const size_t n = rules.size();
+  size_t best_max = n, best_sum = ~size_t(0);
+  int best_dim = -1;
+  uint64_t best_value = 0;
+  std::vector<uint64_t> los(n), his(n);
+  for (int d = 0; d < kDims; ++d) {
+    const uint64_t rlo = region.lo[size_t(d)], rhi = region.hi[size_t(d)];
+    if (rlo == rhi) continue;
+    for (size_t j = 0; j < n; ++j) {
+      const Box& b = boxes_[rules[j]];
+      los[j] = std::max(b.lo[size_t(d)], rlo);
+      his[j] = std::min(b.hi[size_t(d)], rhi);
+    }
+    std::sort(los.begin(), los.end());
+    std::sort(his.begin(), his.end());
+    // Sweep candidate thresholds v in (rlo, rhi]: left gets rules with lo < v, right hi >= v.
+    auto consider = [&](uint64_t v) {
+      size_t nl = size_t(std::lower_bound(los.begin(), los.end(), v) - los.begin());
+      size_t nr = n - size_t(std::lower_bound(his.begin(), his.end(), v) - his.begin());
+      size_t mx = std::max(nl, nr), sum = nl + nr;
+      if (mx < best_max || (mx == best_max && sum < best_sum)) {
+        best_max = mx, best_sum = sum, best_dim = d, best_value = v;
+      }
+    };
+    for (size_t j = 0; j < n; ++j) {
+      if (los[j] > rlo && (j == 0 || los[j] != los[j - 1])) consider(los[j]);
+      if (his[j] < rhi && (j == 0 || his[j] != his[j - 1])) consider(his[j] + 1);
+    }
+  }
+  if (best_dim < 0 || best_max >= n) return make_leaf(t, idx, rules, depth);
+
+  std::vector<uint32_t> left, right;
+  left.reserve(best_max), right.reserve(best_max);
+  const size_t d = size_t(best_dim);
+  for (uint32_t r : rules) {
+    if (boxes_[r].lo[d] < best_value) left.push_back(r);
+    if (boxes_[r].hi[d] >= best_value) right.push_back(r);
+  }
+  rules.clear();
+  rules.shrink_to_fit();
+  Box lreg = region, rreg = region;
+  lreg.hi[d] = best_value - 1;
+  rreg.lo[d] = best_value;
+  const uint32_t c = uint32_t(t.nodes.size());
+  t.nodes.resize(c + 2);
+  t.nodes[idx] = Node{best_value, c, uint32_t(best_dim)};
+  build_at(t, c, lreg, left, depth + 1);
+  build_at(t, c + 1, rreg, right, depth + 1);
+}
+
+}  // namespace nfpark::nf

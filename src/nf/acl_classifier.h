@@ -1,0 +1,88 @@
+// AclClassifier: first-match packet classification over AclRules with a HyperSplit-style
+// decision tree (Qi et al., "Packet Classification Algorithms: From Theory to Practice",
+// INFOCOM 2009), one tree per address family.
+//
+// Theory of operation. A rule is a box in 7 dimensions of 64-bit ranges: src address high/low
+// 64 bits, dst address high/low 64 bits, sport, dport, protocol (an IPv6 prefix is a range on
+// the high half when len ≤ 64, else an exact high half and a range on the low half; IPv4 uses
+// the high half only). A node covers a region; it splits one dimension at a threshold chosen to
+// minimise the larger child's rule count (ties: fewer copies), rules that straddle the threshold
+// going to both children. Rules are kept in priority order, and a rule that covers the node's
+// whole region ends the list (the ones after it can never be the first match there). A node with
+// ≤ leaf_size rules, or where no split makes progress, becomes a leaf scanned linearly in
+// priority order. Lookup: ~log2(rules/leaf_size) node hops (16-byte nodes) + a short scan.
+// The tree is immutable after build(); rebuild to change rules.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/flow_key.h"
+#include "nf/acl_rule.h"
+
+namespace nfpark::nf {
+
+class AclClassifier {
+ public:
+  static constexpr uint32_t kNoMatch = ~0u;
+  static constexpr int kDims = 7;
+  using Point = std::array<uint64_t, kDims>;
+  struct Options {
+    uint32_t leaf_size = 8;   // rules per leaf before splitting
+    uint32_t max_depth = 48;  // a node this deep becomes a leaf
+  };
+  struct Stats {
+    size_t trees = 0, nodes = 0, leaves = 0, leaf_rule_refs = 0, max_depth = 0, memory_bytes = 0;
+  };
+
+  void build(std::span<const AclRule> rules, Options opt);
+  void build(std::span<const AclRule> rules) { build(rules, Options{}); }
+  // Index of the first rule matching `k` (an acl_key), or kNoMatch.
+  uint32_t classify(const FlowKey& k) const {
+    Point x;
+    to_point(k, x);
+    return classify(k.ip_version == 6 ? 1 : 0, x);
+  }
+  uint32_t classify(int family_tree, const Point& x) const {
+    uint32_t best = kNoMatch;
+    for (const Tree& t : trees_[size_t(family_tree)]) {
+      if (t.min_rule >= best) break;  // trees are in min_rule order
+      uint32_t r = lookup(t, x);
+      best = r < best ? r : best;
+    }
+    return best;
+  }
+  static void to_point(const FlowKey& k, Point& x);
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Box {
+    Point lo, hi;
+  };
+  struct Node {
+    uint64_t value;  // internal: go to child a + 1 when x[dim] >= value
+    uint32_t a;      // internal: left child; leaf: first entry in leaf_rules_
+    uint32_t meta;   // internal: dimension; leaf: kLeaf | rule count
+  };
+  static constexpr uint32_t kLeaf = 1u << 31;
+  struct Tree {
+    std::vector<Node> nodes;
+    uint32_t min_rule = 0;  // the highest-priority rule in the tree
+  };
+  void build_at(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
+                uint32_t depth);
+  void make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>& rules, uint32_t depth);
+  bool cut_empty_space(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
+                       uint32_t depth);
+  uint32_t lookup(const Tree& t, const Point& x) const;
+  static Box rule_box(const AclRule& r);
+
+  Options opt_;
+  std::vector<Box> boxes_;
+  std::vector<uint32_t> leaf_rules_;
+  std::array<std::vector<Tree>, 2> trees_;  // [0] IPv4, [1] IPv6; per rule group
+  Stats stats_;
+};
+
+}  // namespace nfpark::nf

@@ -1,0 +1,169 @@
+#include "nf/router.h"
+
+#include <toml++/toml.h>
+
+#include <cstring>
+
+#include "core/bytes.h"
+#include "core/checksum.h"
+
+namespace nfpark::nf {
+
+static bool parse_route_line(std::string_view line, IpPrefix& prefix, MacAddr& mac,
+                             std::string& error) {
+  auto via = line.find(" via ");
+  if (via == std::string_view::npos) {
+    error = "route '" + std::string(line) + "': expected 'PREFIX via MAC'";
+    return false;
+  }
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return s;
+  };
+  std::string e;
+  if (!parse_prefix(trim(line.substr(0, via)), prefix, e) ||
+      !parse_mac(trim(line.substr(via + 5)), mac, e)) {
+    error = "route '" + std::string(line) + "': " + e;
+    return false;
+  }
+  if (prefix.family == 0) {
+    error = "route '" + std::string(line) + "': 'any' is not a prefix; use 0.0.0.0/0 or ::/0";
+    return false;
+  }
+  return true;
+}
+
+uint32_t Router::next_hop_index(const MacAddr& mac) {
+  for (uint32_t i = 0; i < next_hops_.size(); ++i)
+    if (next_hops_[i] == mac) return i;
+  next_hops_.push_back(mac);
+  return uint32_t(next_hops_.size() - 1);
+}
+
+bool Router::add_route(const IpPrefix& p, const MacAddr& mac, std::string& error) {
+  uint32_t nh = next_hop_index(mac);
+  bool ok =
+      p.family == 4 ? v4_.insert(p.addr.data(), p.len, nh) : v6_.insert(p.addr.data(), p.len, nh);
+  if (!ok) error = "route table full";
+  return ok;
+}
+
+std::unique_ptr<Router> Router::create(const RouterConfig& cfg, std::string& error) {
+  std::unique_ptr<Router> r(new Router());
+  r->port_mac_ = cfg.port_mac;
+  if (cfg.default_via != "none") {
+    MacAddr mac;
+    if (!parse_mac(cfg.default_via, mac, error)) {
+      error = "router.default_via: " + error + " (or \"none\")";
+      return nullptr;
+    }
+    IpPrefix any4, any6;
+    any4.family = 4;
+    any6.family = 6;
+    if (!r->add_route(any4, mac, error) || !r->add_route(any6, mac, error)) return nullptr;
+  }
+  for (const auto& line : cfg.routes) {
+    IpPrefix p;
+    MacAddr mac;
+    if (!parse_route_line(line, p, mac, error) || !r->add_route(p, mac, error)) {
+      error = "router.routes: " + error;
+      return nullptr;
+    }
+  }
+  return r;
+}
+
+bool RouterConfig::parse(const toml::table& t, RouterConfig& out, std::string& error) {
+  for (const auto& [k, v] : t) {
+    std::string_view key = k.str();
+    if (key == "port_mac") {
+      auto s = v.value<std::string>();
+      if (!s || !parse_mac(*s, out.port_mac, error)) {
+        error = "router.port_mac: " + (s ? error : std::string("expected a string"));
+        return false;
+      }
+    } else if (key == "default_via") {
+      auto s = v.value<std::string>();
+      if (!s) {
+        error = "router.default_via: expected a MAC string or \"none\"";
+        return false;
+      }
+      out.default_via = *s;
+    } else if (key == "routes") {
+      const auto* arr = v.as_array();
+      if (!arr) {
+        error = "router.routes: expected an array of \"PREFIX via MAC\" strings";
+        return false;
+      }
+      out.routes.clear();
+      for (const auto& el : *arr) {
+        auto s = el.value<std::string>();
+        if (!s) {
+          error = "router.routes: every entry must be a string \"PREFIX via MAC\"";
+          return false;
+        }
+        IpPrefix p;
+        MacAddr m;
+        if (!parse_route_line(*s, p, m, error)) {
+          error = "router.routes: " + error;
+          return false;
+        }
+        out.routes.push_back(*s);
+      }
+    } else {
+      error =
+          "router: unknown key '" + std::string(key) + "' (known: port_mac, routes, default_via)";
+      return false;
+    }
+  }
+  return true;
+}
+
+void Router::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    if (verdicts[i] != Verdict::kPass) continue;
+    PacketView& p = pkts[i];
+    const PacketLayout& L = p.layout;
+    ++rx_;
+    if (!L.ok() || L.ip_version == 0) {
+      verdicts[i] = Verdict::kDrop;
+      ++not_ip_;
+      continue;
+    }
+    uint8_t* ip = p.data + L.l3_off;
+    const bool v4 = L.ip_version == 4;
+    uint8_t* ttl = v4 ? ip + 8 : ip + 7;
+    if (*ttl <= 1) {  // RFC 1812 §5.3.1 / RFC 8200: do not forward
+      verdicts[i] = Verdict::kDrop;
+      ++ttl_expired_;
+      continue;
+    }
+    uint32_t nh = v4 ? v4_.lookup(ip + 16) : v6_.lookup(ip + 24);
+    if (nh == Lpm::kNoRoute) {
+      verdicts[i] = Verdict::kDrop;
+      ++no_route_;
+      continue;
+    }
+    if (v4) {  // RFC 1624: patch the header checksum for the (TTL, protocol) word
+      uint16_t old_w = load_be16(ip + 8);
+      --*ttl;
+      store_be16(ip + 10, csum_update16(load_be16(ip + 10), old_w, load_be16(ip + 8)));
+    } else {
+      --*ttl;
+    }
+    std::memcpy(p.data, next_hops_[nh].data(), 6);
+    std::memcpy(p.data + 6, port_mac_.data(), 6);
+    ++forwarded_;
+  }
+}
+
+void Router::counters(const CounterSink& sink) const {
+  sink("rx", rx_);
+  sink("forwarded", forwarded_);
+  sink("drop.ttl_expired", ttl_expired_);
+  sink("drop.no_route", no_route_);
+  sink("drop.not_ip", not_ip_);
+}
+
+}  // namespace nfpark::nf

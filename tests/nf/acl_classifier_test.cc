@@ -1,0 +1,106 @@
+// AclClassifier vs the linear-scan reference: random rule sets (overlapping prefixes and port
+// ranges, mixed actions, IPv4 and IPv6) and random packets, half of them drawn inside a rule.
+#include "nf/acl_classifier.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/parse.h"
+#include "nf/acl_rule.h"
+
+namespace nfpark::nf {
+namespace {
+
+struct Rng {
+  uint64_t s;
+  uint64_t next() { return mix64(s += 0x9E3779B97F4A7C15ULL); }
+};
+
+// A key inside rule `r` (random where the rule is a wildcard), or a fully random key.
+FlowKey random_key(Rng& g, const AclRule* r, bool v6) {
+  FlowKey k;
+  k.ip_version = v6 ? 6 : 4;
+  auto fill_addr = [&](std::array<uint8_t, 16>& a, const IpPrefix* p) {
+    for (auto& b : a) b = uint8_t(g.next());
+    if (!v6) {
+      std::memset(a.data(), 0, 12);
+      a[12] = uint8_t(10 + g.next() % 4);  // near the rule generator's pool
+    } else {
+      a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8, a[4] = uint8_t(10 + g.next() % 4);
+    }
+    if (p && p->family) {
+      uint8_t* dst = v6 ? a.data() : a.data() + 12;
+      for (int bit = 0; bit < p->len; ++bit) {
+        uint8_t m = uint8_t(0x80 >> (bit % 8));
+        dst[bit / 8] = uint8_t((dst[bit / 8] & ~m) | (p->addr[size_t(bit / 8)] & m));
+      }
+    }
+  };
+  fill_addr(k.src, r ? &r->src : nullptr);
+  fill_addr(k.dst, r ? &r->dst : nullptr);
+  static constexpr uint8_t kProtos[] = {6, 17, 1, 58, 47};
+  k.proto = r && r->proto_lo == r->proto_hi ? r->proto_lo : kProtos[g.next() % 5];
+  auto port = [&](uint16_t lo, uint16_t hi) {
+    return uint16_t(lo + g.next() % (uint32_t(hi - lo) + 1));
+  };
+  k.sport = r ? port(r->sport_lo, r->sport_hi) : uint16_t(g.next());
+  k.dport = r ? port(r->dport_lo, r->dport_hi) : uint16_t(g.next() % 2048);
+  return acl_key(k);
+}
+
+void check_against_linear(const std::vector<AclRule>& rules, uint64_t seed, size_t packets) {
+  AclClassifier c;
+  c.build(rules);
+  Rng g{seed};
+  size_t matched = 0;
+  for (size_t i = 0; i < packets; ++i) {
+    bool v6 = g.next() % 4 == 0;
+    const AclRule* r = nullptr;
+    if (!rules.empty() && g.next() % 2) {
+      r = &rules[g.next() % rules.size()];
+      if (r->family() && r->family() != (v6 ? 6 : 4)) v6 = !v6;
+    }
+    FlowKey k = random_key(g, r, v6);
+    size_t want = linear_classify(rules, k);
+    uint32_t got = c.classify(k);
+    ASSERT_EQ(want == rules.size() ? AclClassifier::kNoMatch : uint32_t(want), got)
+        << "packet " << i << " rule " << (want < rules.size() ? rules[want].to_string() : "none");
+    matched += want < rules.size();
+  }
+  EXPECT_GT(matched, packets / 4);  // the test exercises matches, not only misses
+}
+
+TEST(AclClassifier, MatchesLinearScanOnRandomIpv4Rules) {
+  for (size_t n : {1, 10, 300, 2000})
+    check_against_linear(generate_random_rules(n, n, false), 7 + n, 25000);
+}
+
+TEST(AclClassifier, MatchesLinearScanOnMixedFamilies) {
+  auto rules = generate_random_rules(1500, 3, false);
+  auto v6 = generate_random_rules(1500, 4, true);
+  for (size_t i = 0; i < v6.size(); ++i) rules.insert(rules.begin() + long(2 * i), v6[i]);
+  check_against_linear(rules, 11, 25000);
+}
+
+TEST(AclClassifier, MatchesLinearScanOnHeavilyOverlappingRanges) {
+  // Few distinct endpoints, many wildcards: deep replication and unsplittable leaves.
+  auto rules = generate_random_rules(3000, 5, false);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (i % 3 == 0) rules[i].src = IpPrefix{};
+    if (i % 5 == 0) rules[i].sport_lo = 0, rules[i].sport_hi = 65535;
+    rules[i].dport_lo = uint16_t(i % 7 * 100), rules[i].dport_hi = uint16_t(1000 + i % 11 * 100);
+  }
+  check_against_linear(rules, 12, 25000);
+}
+
+TEST(AclClassifier, EmptyRuleSetMatchesNothing) {
+  AclClassifier c;
+  c.build({});
+  FlowKey k;
+  k.ip_version = 4;
+  EXPECT_EQ(c.classify(k), AclClassifier::kNoMatch);
+}
+
+}  // namespace
+}  // namespace nfpark::nf
