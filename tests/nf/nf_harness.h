@@ -73,6 +73,20 @@ class Twin {
   std::unique_ptr<Nf> whole_, headers_;
 };
 
+// Lets a Chain run inside a Twin.
+class ChainNf final : public Nf {
+ public:
+  explicit ChainNf(std::unique_ptr<Chain> c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "chain"; }
+  void process(std::span<PacketView> p, std::span<Verdict> v, Nanos now) override {
+    c_->process(p, v, now);
+  }
+  void counters(const CounterSink& sink) const override { c_->counters(sink); }
+
+ private:
+  std::unique_ptr<Chain> c_;
+};
+
 template <class T, class... A>
 Twin make_twin(const A&... args) {
   return Twin(std::make_unique<T>(args...), std::make_unique<T>(args...));

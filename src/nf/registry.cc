@@ -1,0 +1,361 @@
+#include "nf/registry.h"
+
+#include <arpa/inet.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "nf/counter.h"
+#include "nf/load_balancer.h"
+#include "nf/nat.h"
+#include "nf/rate_limiter.h"
+#include "nf/router.h"
+#include "nf/simple.h"
+
+namespace nfpark::nf {
+namespace {
+
+std::string show(const toml::node& n) {
+  std::ostringstream os;
+  n.visit([&](const auto& v) { os << v; });
+  return os.str();
+}
+
+bool parse_ipv4(std::string_view s, uint32_t& out) {
+  std::string z(s);
+  in_addr a{};
+  if (inet_pton(AF_INET, z.c_str(), &a) != 1) return false;
+  out = ntohl(a.s_addr);
+  return true;
+}
+
+bool parse_prefix4(std::string_view s, Prefix4& out) {
+  size_t slash = s.find('/');
+  unsigned len = 32;
+  if (slash != std::string_view::npos) {
+    std::string l(s.substr(slash + 1));
+    char* end = nullptr;
+    len = unsigned(std::strtoul(l.c_str(), &end, 10));
+    if (l.empty() || *end || len > 32) return false;
+  }
+  if (!parse_ipv4(s.substr(0, slash), out.addr)) return false;
+  out.len = uint8_t(len);
+  if (len < 32) out.addr &= len ? ~0u << (32 - len) : 0;
+  return true;
+}
+
+bool parse_mac6(std::string_view s, std::array<uint8_t, 6>& mac) {
+  unsigned v[6];
+  char tail;
+  std::string z(s);
+  if (std::sscanf(z.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                  &tail) != 6)
+    return false;
+  for (int i = 0; i < 6; ++i) {
+    if (v[i] > 255) return false;
+    mac[i] = uint8_t(v[i]);
+  }
+  return true;
+}
+
+// Reads the keys of one [nf.x] table, remembering which were used so that unknown keys (typos)
+// are reported by finish().
+class Params {
+ public:
+  Params(std::string_view nf, const toml::table* t) : nf_(nf), t_(t) {}
+
+  bool u64(const char* key, uint64_t lo, uint64_t hi, uint64_t& out) {
+    const toml::node* n = get(key);
+    if (!n) return true;
+    std::optional<double> d = n->value<double>();  // integers and floats (e.g. 1e9)
+    if (!d || *d != std::floor(*d) || *d < double(lo) || *d > double(hi))
+      return fail(key, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), *n);
+    out = uint64_t(*d);
+    return true;
+  }
+  template <class T>
+  bool uint(const char* key, uint64_t lo, uint64_t hi, T& out) {
+    uint64_t v = uint64_t(out);
+    if (!u64(key, lo, hi, v)) return false;
+    out = T(v);
+    return true;
+  }
+  bool seconds(const char* key, Nanos& out) {  // a non-negative number of seconds
+    const toml::node* n = get(key);
+    if (!n) return true;
+    std::optional<double> d = n->value<double>();
+    if (!d || !(*d >= 0) || *d > 1e9) return fail(key, "seconds, a number >= 0", *n);
+    out = Nanos(std::llround(*d * 1e9));
+    return true;
+  }
+  // Array of strings, each parsed by `f`; `what` says what an element must look like.
+  bool strings(const char* key, const char* what, const std::function<bool(std::string_view)>& f) {
+    const toml::node* n = get(key);
+    if (!n) return true;
+    const toml::array* a = n->as_array();
+    if (!a) return fail(key, std::string("an array of ") + what, *n);
+    for (const toml::node& e : *a) {
+      std::optional<std::string_view> s = e.value<std::string_view>();
+      if (!s || !f(*s)) return fail(key, std::string("an array of ") + what, e);
+    }
+    return true;
+  }
+  const toml::array* array(const char* key) {
+    const toml::node* n = get(key);
+    return n ? n->as_array() : nullptr;
+  }
+  bool fail(const std::string& key, const std::string& expected, const toml::node& got) {
+    error = "[nf." + nf_ + "] " + key + ": expected " + expected + ", got " + show(got);
+    return false;
+  }
+  bool finish() {
+    if (!t_) return true;
+    for (const auto& [k, v] : *t_) {
+      if (std::find(used_.begin(), used_.end(), k.str()) == used_.end()) {
+        std::string valid;
+        for (const auto& u : known_) valid += (valid.empty() ? "" : ", ") + u;
+        error = "[nf." + nf_ + "] unknown key '" + std::string(k.str()) +
+                "' (valid keys: " + (valid.empty() ? "none" : valid) + ")";
+        return false;
+      }
+    }
+    return true;
+  }
+  std::string error;
+
+ private:
+  const toml::node* get(const char* key) {
+    known_.emplace_back(key);
+    if (!t_) return nullptr;
+    const toml::node* n = t_->get(key);
+    if (n) used_.emplace_back(key);
+    return n;
+  }
+  std::string nf_;
+  const toml::table* t_;
+  std::vector<std::string> used_, known_;
+};
+
+bool nat_params(Params& p, NatConfig& c) {
+  std::vector<uint32_t> ext;
+  bool ok = p.strings("external", "IPv4 addresses or prefixes of /24 or longer", [&](auto s) {
+    Prefix4 pf;
+    if (!parse_prefix4(s, pf) || pf.len < 24) return false;
+    for (uint64_t a = pf.addr; a <= (pf.addr | (pf.len == 32 ? 0 : ~0u >> pf.len)); ++a)
+      ext.push_back(uint32_t(a));
+    return true;
+  });
+  if (ok && !ext.empty()) c.external = ext;
+  if (ok && c.external.size() > 256) {
+    p.error = "[nf.nat] external: at most 256 addresses, got " + std::to_string(ext.size());
+    return false;
+  }
+  return ok && p.uint("port_min", 1, 65535, c.port_min) &&
+         p.uint("port_max", 1, 65535, c.port_max) &&
+         p.strings("inside", "IPv4 prefixes like \"10.0.0.0/8\"",
+                   [&](auto s) {
+                     Prefix4 pf;
+                     if (!parse_prefix4(s, pf)) return false;
+                     c.inside.push_back(pf);
+                     return true;
+                   }) &&
+         p.seconds("idle_timeout_s", c.idle_timeout) &&
+         p.uint("max_flows", 0, 1ull << 28, c.max_flows) &&
+         p.uint("reclaim_probe", 1, 65536, c.reclaim_probe);
+}
+
+bool lb_params(Params& p, LbConfig& c) {
+  if (!p.strings("vips", "IPv4 addresses", [&](auto s) {
+        uint32_t a;
+        if (!parse_ipv4(s, a)) return false;
+        c.vips.push_back(a);
+        return true;
+      }))
+    return false;
+  if (const toml::array* a = p.array("backends")) {
+    c.backends.clear();
+    const char* want =
+        "an array of tables {addr = \"10.10.0.1\", mac = \"02:00:0a:0a:00:01\", weight = 1}";
+    for (const toml::node& e : *a) {
+      const toml::table* t = e.as_table();
+      LbBackend b;
+      const toml::node* an = t ? t->get("addr") : nullptr;
+      std::optional<std::string_view> addr = an ? an->value<std::string_view>() : std::nullopt;
+      if (!addr || !parse_ipv4(*addr, b.addr)) return p.fail("backends", want, e);
+      for (const auto& [k, v] : *t)
+        if (k.str() != "addr" && k.str() != "mac" && k.str() != "weight")
+          return p.fail("backends", want, e);
+      b.mac = {
+          0x02,           0, uint8_t(b.addr >> 24), uint8_t(b.addr >> 16), uint8_t(b.addr >> 8),
+          uint8_t(b.addr)};
+      if (const toml::node* m = t->get("mac")) {
+        std::optional<std::string_view> ms = m->value<std::string_view>();
+        if (!ms || !parse_mac6(*ms, b.mac)) return p.fail("backends", want, e);
+      }
+      if (const toml::node* w = t->get("weight")) {
+        std::optional<int64_t> wv = w->value<int64_t>();
+        if (!wv || *wv < 0 || *wv > 1000000)
+          return p.fail("backends", want + std::string(" (weight 0..1000000)"), e);
+        b.weight = uint32_t(*wv);
+      }
+      c.backends.push_back(b);
+    }
+    if (c.backends.empty()) return p.fail("backends", "at least one backend", *a);
+  }
+  if (!p.uint("table_size", 3, 1u << 24, c.table_size)) return false;
+  if (!MaglevTable::is_prime(c.table_size)) {
+    p.error = "[nf.lb] table_size: expected a prime (e.g. 65537 or 655373), got " +
+              std::to_string(c.table_size);
+    return false;
+  }
+  return p.uint("max_flows", 1, 1ull << 28, c.max_flows) &&
+         p.seconds("idle_timeout_s", c.idle_timeout);
+}
+
+using Factory = std::function<std::unique_ptr<Nf>(Params&, const toml::table*, std::string&)>;
+
+template <class Cfg, class T>
+Factory simple_factory(bool (*read)(Params&, Cfg&)) {
+  return [read](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+    Cfg c;
+    if (!read(p, c) || !p.finish()) return nullptr;
+    return std::make_unique<T>(std::move(c));
+  };
+}
+
+const std::map<std::string, Factory, std::less<>>& factories() {
+  static const std::map<std::string, Factory, std::less<>> m = {
+      {"nat", simple_factory<NatConfig, Nat>(nat_params)},
+      {"lb", simple_factory<LbConfig, LoadBalancer>(lb_params)},
+      {"counter", simple_factory<CounterConfig, FlowCounter>(+[](Params& p, CounterConfig& c) {
+         return p.uint("max_flows", 1, 1ull << 28, c.max_flows) &&
+                p.seconds("idle_timeout_s", c.idle_timeout);
+       })},
+      {"ratelimit",
+       simple_factory<RateLimiterConfig, RateLimiter>(+[](Params& p, RateLimiterConfig& c) {
+         return p.u64("rate_bps", 1, RateLimiterConfig::kMaxRateBps, c.rate_bps) &&
+                p.u64("burst_bytes", 1, RateLimiterConfig::kMaxBurstBytes, c.burst_bytes) &&
+                p.uint("max_flows", 1, 1ull << 28, c.max_flows) &&
+                p.seconds("idle_timeout_s", c.idle_timeout);
+       })},
+      {"busy",
+       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+         uint64_t cycles = 300;
+         if (!p.u64("cycles", 0, 100'000'000, cycles) || !p.finish()) return nullptr;
+         return std::make_unique<Busy>(cycles);
+       }},
+      {"macswap",
+       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+         return p.finish() ? std::make_unique<MacSwap>() : nullptr;
+       }},
+      {"forward",
+       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+         return p.finish() ? std::make_unique<Forward>() : nullptr;
+       }},
+      // NFs with their own TOML parsers (nf-classify): Cfg::parse(table, cfg, error) + T::create.
+      {"router",
+       [](Params&, const toml::table* t, std::string& e) -> std::unique_ptr<Nf> {
+         static const toml::table kEmpty;
+         RouterConfig c;
+         if (!RouterConfig::parse(t ? *t : kEmpty, c, e)) return nullptr;
+         return Router::create(c, e);
+       }},
+  };
+  return m;
+}
+
+std::string valid_names() {
+  std::string s;
+  for (std::string_view n : nf_names()) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string_view> nf_names() {
+  std::vector<std::string_view> v;
+  for (const auto& [k, f] : factories()) v.push_back(k);
+  return v;
+}
+
+std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, std::string& error) {
+  auto it = factories().find(name);
+  if (it == factories().end()) {
+    error = "unknown NF '" + std::string(name) + "' (valid names: " + valid_names() + ")";
+    return nullptr;
+  }
+  Params p(name, params);
+  std::string own;
+  std::unique_ptr<Nf> nf = it->second(p, params, own);
+  if (!nf) {
+    if (!p.error.empty())
+      error = p.error;
+    else if (own.rfind("[nf.", 0) == 0)
+      error = own;
+    else
+      error = "[nf." + std::string(name) + "] " + (own.empty() ? "invalid parameters" : own);
+  }
+  return nf;
+}
+
+std::unique_ptr<Chain> build_chain(std::string_view spec, const toml::table* config,
+                                   std::string& error) {
+  auto chain = std::make_unique<Chain>();
+  const toml::table* nf_root = config ? config->get_as<toml::table>("nf") : nullptr;
+  if (config && config->contains("nf") && !nf_root) {
+    error = "config: 'nf' must be a table of tables ([nf.<name>])";
+    return nullptr;
+  }
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = std::min(spec.find(',', pos), spec.size());
+    std::string_view item = spec.substr(pos, comma - pos);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
+    pos = comma + 1;
+    if (item.empty()) {
+      error =
+          "chain '" + std::string(spec) + "': empty NF name (valid names: " + valid_names() + ")";
+      return nullptr;
+    }
+    std::string name(item), arg;
+    if (size_t open = item.find('('); open != std::string_view::npos && item.back() == ')') {
+      name = std::string(item.substr(0, open));
+      arg = std::string(item.substr(open + 1, item.size() - open - 2));
+    }
+    const toml::table* params = nullptr;
+    if (nf_root) {
+      if (const toml::node* n = nf_root->get(name)) {
+        params = n->as_table();
+        if (!params) {
+          error = "config: [nf." + name + "] must be a table, got " + show(*n);
+          return nullptr;
+        }
+      }
+    }
+    toml::table with_arg;
+    if (!arg.empty()) {
+      char* end = nullptr;
+      long long v = std::strtoll(arg.c_str(), &end, 10);
+      if (name != "busy" || *end || v < 0) {
+        error = "chain: '" + std::string(item) + "': only busy takes an argument, busy(<cycles>)";
+        return nullptr;
+      }
+      if (params) with_arg = *params;
+      with_arg.insert_or_assign("cycles", int64_t(v));
+      params = &with_arg;
+    }
+    std::unique_ptr<Nf> nf = make_nf(name, params, error);
+    if (!nf) return nullptr;
+    chain->add(std::move(nf));
+  }
+  return chain;
+}
+
+}  // namespace nfpark::nf

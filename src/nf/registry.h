@@ -1,0 +1,40 @@
+// NF registry: builds NFs and chains by name, with parameters from a TOML config.
+//
+//   std::string err;
+//   auto chain = build_chain("firewall,nat,lb", &config, err);   // config: the file's root table
+//   if (!chain) { print(err); }
+//
+// The parameters of NF `x` are the table [nf.x] of the config; a missing table, a missing key
+// or config == nullptr means the documented default (docs/nfs.md), so every NF works out of the
+// box. Errors are one line: an unknown NF lists the valid names; a bad parameter names
+// "[nf.x] key", what is expected and what was given; unknown keys are errors too (typos must
+// not silently fall back to defaults). In a chain spec, "busy(570)" is shorthand for busy with
+// cycles = 570. Only registry.cc (and NFs' own parse functions) include toml++.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nf/nf.h"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace nfpark::nf {
+
+// Every name make_nf accepts, sorted.
+std::vector<std::string_view> nf_names();
+
+// Builds NF `name` from its parameter table (nullptr = all defaults). nullptr + error on failure.
+std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, std::string& error);
+
+// Builds the chain "a,b,c" (names separated by commas, blanks ignored); NF x reads [nf.x] of
+// `config` (nullptr = defaults). nullptr + error on failure.
+std::unique_ptr<Chain> build_chain(std::string_view spec, const toml::table* config,
+                                   std::string& error);
+
+}  // namespace nfpark::nf
