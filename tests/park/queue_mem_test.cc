@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <random>
@@ -251,6 +252,10 @@ TEST_P(HeaderDrops, OutputIsOneMinusX) {
     else
       EXPECT_GT(k.recoveries, 0u);
     EXPECT_LE(k.peak_pkts, QueueMemConfig{}.max_held());
+    std::printf("x=%d%%: out/in=%.4f recoveries=%llu header_lost=%llu stranded=%llu peak=%llu\n",
+                GetParam(), double(r.out.size()) / double(in.size()),
+                (unsigned long long)k.recoveries, (unsigned long long)k.drop_header_lost,
+                (unsigned long long)k.stranded_at_exit, (unsigned long long)k.peak_pkts);
     r.expect_conserved(in.size());
     r.expect_matches_baseline(in);
   }
