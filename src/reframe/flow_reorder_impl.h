@@ -4,7 +4,8 @@
 namespace nfpark::reframe {
 
 template <class Handle>
-FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg) : cfg_(cfg), table_(cfg.max_flows) {
+FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
+    : cfg_(cfg), table_(cfg.max_flows), prefetch_(cfg.prefetch && cfg.max_flows >= kPrefetchFlows) {
   const uint32_t pool = cfg.max_held_packets + kMaxChunk;
   handles_.resize(pool);
   next_.resize(pool);
@@ -23,6 +24,10 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
   for (size_t base = 0; base < pkts.size(); base += kMaxChunk) {
     const size_t end = std::min(pkts.size(), base + kMaxChunk);
     expire(now);
+    if (prefetch_) {  // scalar path: the loop below alone
+      for (size_t i = base; i < end; ++i)
+        if (meta[i].flow) table_.prefetch_buckets(meta[i].flow);
+    }
     for (size_t i = base; i < end; ++i) on_packet(pkts[i], meta[i], now);
     expire(now);  // t_buff == 0: flush what this round buffered
     emit_ready(out);

@@ -1,23 +1,21 @@
 #include "reframe/flow_table.h"
 
-#include <bit>
-
 #include "core/flow_key.h"
 
 namespace nfpark::reframe {
 
 FlowTable::FlowTable(uint32_t max_flows) {
   uint64_t want = uint64_t(max_flows) * 5 / 4 + kWays;  // load factor <= 80%
-  uint64_t buckets = std::bit_ceil((want + kWays - 1) / kWays);
+  uint64_t buckets = (want + kWays - 1) / kWays;
   if (buckets < 2) buckets = 2;
-  bucket_mask_ = uint32_t(buckets - 1);
+  buckets_ = uint32_t(buckets);
   keys_.assign(buckets * kWays, 0);
   entries_.assign(buckets * kWays, FlowEntry{});
 }
 
 uint32_t FlowTable::bucket2(uint64_t key, uint32_t b1) const {
-  uint32_t b2 = uint32_t(mix64(key ^ 0x9e3779b97f4a7c15ULL)) & bucket_mask_;
-  return b2 == b1 ? (b1 ^ 1) : b2;
+  uint32_t b2 = reduce(mix64(key ^ 0x9e3779b97f4a7c15ULL));
+  return b2 != b1 ? b2 : (b1 + 1 == buckets_ ? 0 : b1 + 1);
 }
 
 void FlowTable::reset(uint32_t slot, uint64_t key, Nanos now) {
@@ -28,9 +26,22 @@ void FlowTable::reset(uint32_t slot, uint64_t key, Nanos now) {
   e.last_arrival = now;
 }
 
+void FlowTable::prefetch_entry(uint64_t key) const {
+  const uint32_t b1 = reduce(key);
+  const uint32_t base[2] = {b1 * kWays, bucket2(key, b1) * kWays};
+  for (uint32_t base_slot : base) {
+    for (uint32_t i = 0; i < kWays; ++i) {
+      if (keys_[base_slot + i] == key) {
+        __builtin_prefetch(&entries_[base_slot + i], 1);
+        return;
+      }
+    }
+  }
+}
+
 FlowTable::Lookup FlowTable::find_or_insert(uint64_t key, Nanos now, Nanos idle_timeout) {
   Lookup r;
-  const uint32_t b1 = uint32_t(key) & bucket_mask_;
+  const uint32_t b1 = reduce(key);
   const uint32_t b2 = bucket2(key, b1);
   const uint32_t base[2] = {b1 * kWays, b2 * kWays};
   uint32_t empty = kNone;

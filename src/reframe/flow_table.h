@@ -34,12 +34,13 @@ struct FlowEntry {
 
   bool busy() const { return count != 0 || pending != kNone; }
 };
+static_assert(sizeof(FlowEntry) == 64, "one cache line per flow (plus its 8-byte key)");
 
 class FlowTable {
  public:
   static constexpr uint32_t kWays = 8;
 
-  // Sized so that `max_flows` entries fit at a load factor of at most 80%.
+  // Sized so that `max_flows` entries fit at a load factor of at most 80% (72 B per slot).
   explicit FlowTable(uint32_t max_flows);
 
   struct Lookup {
@@ -51,6 +52,15 @@ class FlowTable {
   // Finds `key` or inserts it with first_seen = now. kNone slot: no room (all candidates busy).
   Lookup find_or_insert(uint64_t key, Nanos now, Nanos idle_timeout);
 
+  // Batch prefetch (BESS cuckoo_map style): stage 1 pulls a key's two bucket lines into cache,
+  // stage 2 (after stage 1 for the whole burst) finds the entry, if any, and pulls it in.
+  void prefetch_buckets(uint64_t key) const {
+    const uint32_t b1 = reduce(key);
+    __builtin_prefetch(&keys_[size_t(b1) * kWays]);
+    __builtin_prefetch(&keys_[size_t(bucket2(key, b1)) * kWays]);
+  }
+  void prefetch_entry(uint64_t key) const;
+
   FlowEntry& at(uint32_t slot) { return entries_[slot]; }
   const FlowEntry& at(uint32_t slot) const { return entries_[slot]; }
   uint64_t key_at(uint32_t slot) const { return keys_[slot]; }
@@ -58,12 +68,14 @@ class FlowTable {
   uint32_t size() const { return size_; }
 
  private:
+  // Maps 32 bits of `h` onto [0, buckets_) without a division (Lemire's multiply-shift).
+  uint32_t reduce(uint64_t h) const { return uint32_t((uint64_t(uint32_t(h)) * buckets_) >> 32); }
   uint32_t bucket2(uint64_t key, uint32_t b1) const;
   void reset(uint32_t slot, uint64_t key, Nanos now);
 
   std::vector<uint64_t> keys_;  // 0 = empty
   std::vector<FlowEntry> entries_;
-  uint32_t bucket_mask_ = 0;
+  uint32_t buckets_ = 0;
   uint32_t size_ = 0;
 };
 

@@ -33,6 +33,7 @@ struct ReorderConfig {
   Priority priority = Priority::kOldestInQueue;
   bool bypass_first_packet = true;  // a flow's first packet is never delayed
   bool coalesce_acks = false;       // drop superseded pure TCP ACKs within a batch
+  bool prefetch = true;             // prefetch bucket lines per burst (if max_flows >= 65536)
 
   // Empty when valid; otherwise names the field, the problem and the fix.
   std::string validate() const;
