@@ -52,6 +52,8 @@ class QueueMem {
   using Handle = typename B::Handle;
 
   explicit QueueMem(const QueueMemConfig& c) : cfg_(c), codec_(TagFormat::kNfpark, c.key) {
+    cfg_.queues =
+        std::max<uint16_t>(1, cfg_.queues);  // validate() reports these; never divide by 0
     cfg_.slices = std::max<uint16_t>(1, std::min(cfg_.slices, cfg_.queues));
     cfg_.batch = std::max<uint16_t>(1, cfg_.batch);
     cfg_.header_array = std::max<uint32_t>(1, cfg_.header_array);
@@ -68,9 +70,11 @@ class QueueMem {
   }
   QueueMem(const QueueMem&) = delete;
   QueueMem& operator=(const QueueMem&) = delete;
-  ~QueueMem() {  // headers still stored; payloads are the caller's to drain()
+  ~QueueMem() {  // frees what drain() did not (uncounted): stored headers and waiting payloads
     for (auto& s : slots_)
       if (s.hdr != B::null()) B::free(s.hdr);
+    for (size_t q = 0; q < queues_.size(); ++q)
+      for (uint32_t i = 0; i < queues_[q].count; ++i) B::free(payloads_[q * cfg_.batch + i].pkt);
   }
 
   const QueueMemConfig& config() const { return cfg_; }

@@ -198,6 +198,18 @@ TEST_F(Steps, DrainFreesStrandedPayloads) {
   EXPECT_EQ(take(to_out), (Out{4}));
 }
 
+TEST_F(Steps, DestructorFreesWhatDrainDidNot) {
+  {
+    QueueMem<VecBuffer> qm(cfg(4, 2));
+    auto h = split(qm, 1, 3);
+    qm.merge(h[1], 0, to_out);  // stored header
+    VecBuffer::free(h[2]);
+    VecBuffer::free(h[3]);
+    EXPECT_EQ(VecBuffer::live, 4);  // 3 payloads + 1 stored header
+  }
+  EXPECT_EQ(VecBuffer::live, 0);
+}
+
 TEST_F(Steps, UnsplitPathsGoWholeThroughTheNf) {
   QueueMemConfig c = cfg(4, 2);
   c.no_split.dst_ports = {53};
