@@ -1,0 +1,34 @@
+#include "dp/eal.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <unistd.h>
+
+namespace nfpark::dp {
+
+bool eal_init(const EalOptions& o, std::string& err) {
+  std::vector<std::string> args = {"nfpark", "-m", std::to_string(o.mem_mb),
+                                   "--file-prefix=nfpark" + std::to_string(getpid()),
+                                   "--log-level=*:error"};
+  args.push_back("-l");
+  args.push_back(o.lcores > 1 ? "0-" + std::to_string(o.lcores - 1) : "0");
+  if (!o.hugepages) {
+    args.push_back("--no-huge");
+    args.push_back("--no-pci");
+    args.push_back("--no-shconf");
+  }
+  args.insert(args.end(), o.extra.begin(), o.extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (rte_eal_init(int(args.size()), argv.data()) < 0) {
+    err = std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno) +
+          " (nfpark needs no hugepages; try --mem-mb to change memory)";
+    return false;
+  }
+  return true;
+}
+
+void eal_cleanup() { rte_eal_cleanup(); }
+
+}  // namespace nfpark::dp

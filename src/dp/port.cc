@@ -1,0 +1,146 @@
+#include "dp/port.h"
+
+#include <rte_bus_vdev.h>
+#include <rte_eth_ring.h>
+
+namespace nfpark::dp {
+
+bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err) {
+  rte_eth_conf conf{};
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(id, &info) != 0) {
+    err = "port " + std::to_string(id) + ": cannot read device info";
+    return false;
+  }
+  if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  int rc = rte_eth_dev_configure(id, 1, 1, &conf);
+  if (rc < 0) {
+    err = "port " + std::to_string(id) + ": configure failed (" + std::to_string(rc) + ")";
+    return false;
+  }
+  uint16_t nrx = 1024, ntx = 1024;
+  rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx);
+  int sock = rte_eth_dev_socket_id(id);
+  if (sock < 0) sock = 0;
+  if ((rc = rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), nullptr, pool)) < 0 ||
+      (rc = rte_eth_tx_queue_setup(id, 0, ntx, unsigned(sock), nullptr)) < 0) {
+    err = "port " + std::to_string(id) + ": queue setup failed (" + std::to_string(rc) + ")";
+    return false;
+  }
+  if ((rc = rte_eth_dev_start(id)) < 0) {
+    err = "port " + std::to_string(id) + ": start failed (" + std::to_string(rc) + ")";
+    return false;
+  }
+  rte_eth_promiscuous_enable(id);
+  return true;
+}
+
+bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string& err) {
+  uint16_t id = 0;
+  p.name_ = spec;
+  if (spec.rfind("vdev:", 0) == 0) {
+    std::string args = spec.substr(5);
+    std::string name = args.substr(0, args.find(','));
+    std::string dev_args = args.find(',') == std::string::npos ? "" : args.substr(args.find(',') + 1);
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+      if (rte_vdev_init(name.c_str(), dev_args.c_str()) != 0 ||
+          rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+        err = "port '" + spec + "': cannot create virtual device (check the devargs)";
+        return false;
+      }
+    }
+  } else if (spec.rfind("pci:", 0) == 0) {
+    if (rte_eth_dev_get_port_by_name(spec.substr(4).c_str(), &id) != 0) {
+      err = "port '" + spec + "': no such device (is it bound to a DPDK driver?)";
+      return false;
+    }
+  } else {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(spec.c_str(), &end, 10);
+    if (spec.empty() || *end || !rte_eth_dev_is_valid_port(uint16_t(v))) {
+      err = "port '" + spec + "': expected ring:NAME, vdev:DEVARGS, pci:ADDR or a port id";
+      return false;
+    }
+    id = uint16_t(v);
+  }
+  p.id_ = id;
+  if (!setup(id, pool, err)) return false;
+  p.started_ = true;
+  return true;
+}
+
+static rte_ring* make_ring(const std::string& name, unsigned size) {
+  return rte_ring_create(name.c_str(), size, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ring*& rx,
+                     rte_ring*& tx, std::string& err, unsigned size) {
+  rx = make_ring(name + "_rx", size);
+  tx = make_ring(name + "_tx", size);
+  if (!rx || !tx) {
+    err = "ring port '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
+    return false;
+  }
+  int id = rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, 0);
+  if (id < 0) {
+    err = "ring port '" + name + "': cannot create ethdev";
+    return false;
+  }
+  p.id_ = uint16_t(id);
+  p.name_ = "ring:" + name;
+  if (!setup(p.id_, pool, err)) return false;
+  p.started_ = true;
+  return true;
+}
+
+bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
+                     std::string& err, unsigned size) {
+  rte_ring* ab = make_ring(name + "_ab", size);
+  rte_ring* ba = make_ring(name + "_ba", size);
+  if (!ab || !ba) {
+    err = "ring pair '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
+    return false;
+  }
+  int ia = rte_eth_from_rings((name + "_a").c_str(), &ba, 1, &ab, 1, 0);
+  int ib = rte_eth_from_rings((name + "_b").c_str(), &ab, 1, &ba, 1, 0);
+  if (ia < 0 || ib < 0) {
+    err = "ring pair '" + name + "': cannot create ethdevs";
+    return false;
+  }
+  a.id_ = uint16_t(ia);
+  b.id_ = uint16_t(ib);
+  a.name_ = "ring:" + name + "_a";
+  b.name_ = "ring:" + name + "_b";
+  if (!setup(a.id_, pool, err) || !setup(b.id_, pool, err)) return false;
+  a.started_ = b.started_ = true;
+  return true;
+}
+
+void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
+  for (uint16_t i = 0; i < n; ++i) tx_bytes += pkts[i]->pkt_len;
+  tx_packets += n;
+  uint16_t sent = 0;
+  if (backlog_.empty()) sent = rte_eth_tx_burst(id_, 0, const_cast<rte_mbuf**>(pkts), n);
+  backlog_.insert(backlog_.end(), pkts + sent, pkts + n);
+}
+
+bool Port::flush() {
+  size_t done = 0;
+  while (done < backlog_.size()) {
+    uint16_t want = uint16_t(std::min<size_t>(kBurst, backlog_.size() - done));
+    uint16_t sent = rte_eth_tx_burst(id_, 0, backlog_.data() + done, want);
+    done += sent;
+    if (sent < want) break;
+  }
+  backlog_.erase(backlog_.begin(), backlog_.begin() + ptrdiff_t(done));
+  return backlog_.empty();
+}
+
+void Port::stop() {
+  if (!started_) return;
+  rte_eth_dev_stop(id_);
+  started_ = false;
+}
+
+}  // namespace nfpark::dp

@@ -1,0 +1,60 @@
+// Port: one DPDK ethdev the engine reads and writes, with a transmit backlog so that a full TX
+// queue never drops a packet (the stage that feeds a backlogged port stops reading until the
+// backlog drains: back-pressure instead of loss).
+//
+// Ports come from a spec string:
+//   ring:NAME        an in-process ring pair port (created with rte_eth_from_rings); two ring
+//                    ports created with ring_pair() see each other's TX as RX (a virtual cable)
+//   vdev:DEVARGS     any virtual device, e.g. vdev:net_memif0,role=server,socket=/tmp/m.sock
+//                    or vdev:net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap
+//                    or vdev:net_af_packet0,iface=veth0
+//   pci:ADDR / N     a probed device by PCI address or port id (real NICs)
+#pragma once
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nfpark::dp {
+
+constexpr uint16_t kBurst = 32;
+
+class Port {
+ public:
+  // Creates or finds the ethdev named by `spec`, configures one RX and one TX queue, starts it.
+  static bool open(const std::string& spec, rte_mempool* rx_pool, Port& out, std::string& err);
+  // Two ring ports wired back to back (A's TX is B's RX and vice versa).
+  static bool ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
+                        std::string& err, unsigned ring_size = 4096);
+  // A ring port whose RX ring and TX ring are exposed, for feeding and draining from the host.
+  static bool ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ring*& rx,
+                        rte_ring*& tx, std::string& err, unsigned ring_size = 4096);
+
+  uint16_t rx(rte_mbuf** pkts, uint16_t n) { return rte_eth_rx_burst(id_, 0, pkts, n); }
+  // Sends all `n` packets now or later, in order; never drops. Returns bytes accepted.
+  void tx(rte_mbuf* const* pkts, uint16_t n);
+  // Retries the backlog; true when it is empty.
+  bool flush();
+  bool backlogged() const { return !backlog_.empty(); }
+  void stop();
+
+  uint16_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+  void count_rx(rte_mbuf* const* pkts, uint16_t n) {
+    rx_packets += n;
+    for (uint16_t i = 0; i < n; ++i) rx_bytes += pkts[i]->pkt_len;
+  }
+
+ private:
+  static bool setup(uint16_t id, rte_mempool* pool, std::string& err);
+  uint16_t id_ = 0;
+  std::string name_;
+  std::vector<rte_mbuf*> backlog_;
+  bool started_ = false;
+};
+
+}  // namespace nfpark::dp

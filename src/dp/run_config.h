@@ -1,0 +1,48 @@
+// RunConfig: everything `nfpark run` needs, as a plain struct. Filled from a TOML file
+// (`nfpark run CONFIG.toml`) and/or command-line flags; see docs/run.md for every key.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "park/payload_park.h"
+
+#include <toml++/toml.h>
+
+namespace nfpark::dp {
+
+enum class Mode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicmem, kSplit };
+std::optional<Mode> parse_mode(std::string_view s);
+std::string_view to_string(Mode m);
+
+struct Faults {
+  double drop = 0, dup = 0, reorder = 0, corrupt_tag = 0;
+  double delay_us = 0;
+  uint64_t seed = 1;
+  bool any() const { return drop > 0 || dup > 0 || reorder > 0 || corrupt_tag > 0 || delay_us > 0; }
+};
+
+struct RunConfig {
+  Mode mode = Mode::kBaseline;
+  std::string chain = "forward";
+  std::string in_path, out_path;          // pcap replay in / pcap written out
+  park::ParkConfig park;                  // PayloadPark parameters ([park])
+  bool notify_drops = true;               // NF server returns explicit drops
+  bool nf_lcore = false;                  // NF server on its own lcore (else inline)
+  Faults faults;
+  double reframe_us = 0;                  // Reframer T_buff in front of the chain; 0 = off
+  uint32_t pool_mbufs = 0;                // 0 = derived from slots and rings
+  uint32_t mem_mb = 0;                    // EAL memory; 0 = derived from the pools
+  double timeout_s = 600;                 // hard stop
+  bool progress = true;                   // progress line on stderr for long runs
+  std::shared_ptr<toml::table> nf_config; // the whole config; the chain reads [nf.NAME]
+  std::string source;                     // where this came from (file name or "command line")
+};
+
+// Loads a TOML config file. On error returns false with `err` naming the file, key and fix.
+bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err);
+// Parses a 32-hex-digit tag key.
+bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key);
+
+}  // namespace nfpark::dp

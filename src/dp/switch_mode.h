@@ -1,0 +1,36 @@
+// SwitchMode: how the switch treats traffic on its way to the NF server and back. One
+// implementation per parking mode; each is a thin adapter from bursts of mbufs to the
+// engine-neutral logic in src/park (PayloadPark, QUEUE-MEM, NFSlicer), which does the work.
+#pragma once
+#include <rte_mbuf.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/counters.h"
+#include "dp/run_config.h"
+
+namespace nfpark::dp {
+
+class SwitchMode {
+ public:
+  virtual ~SwitchMode() = default;
+  // Traffic port -> NF: append what goes to the NF server to `to_nf`, what leaves directly to
+  // `to_out`. Packets dropped here are counted by the mode.
+  virtual void to_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_nf,
+                     std::vector<rte_mbuf*>& to_out) = 0;
+  // NF -> traffic port.
+  virtual void from_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_out) = 0;
+  // End of run: release or free whatever is still held (counted).
+  virtual void drain(std::vector<rte_mbuf*>& to_out) = 0;
+  virtual void report(const CounterSink& sink) const = 0;
+  // Packets this mode dropped (each once), and packets it holds right now.
+  virtual uint64_t drops() const = 0;
+  virtual uint64_t held() const = 0;
+  // Per-reason drop counts for the run's "drops" object.
+  virtual void drop_reasons(const CounterSink& sink) const = 0;
+};
+
+std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, std::string& err);
+
+}  // namespace nfpark::dp
