@@ -1,0 +1,94 @@
+#include "nf/firewall.h"
+
+#include <toml++/toml.h>
+
+namespace nfpark::nf {
+
+Firewall::Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size)
+    : rules_(std::move(rules)), default_action_(default_action) {
+  deny_.reserve(rules_.size());
+  for (const auto& r : rules_) deny_.push_back(r.action == AclAction::kDeny);
+  AclClassifier::Options opt;
+  opt.leaf_size = leaf_size;
+  classifier_.build(rules_, opt);
+}
+
+std::unique_ptr<Firewall> Firewall::create(const FirewallConfig& cfg, std::string& error) {
+  std::vector<AclRule> rules;
+  if (!cfg.rules_file.empty()) {
+    if (!load_acl_file(cfg.rules_file, rules, error)) return nullptr;
+  } else {
+    rules = generate_passing_rules(cfg.generated_rules, cfg.seed);
+  }
+  return std::make_unique<Firewall>(std::move(rules), cfg.default_action, cfg.leaf_size);
+}
+
+bool FirewallConfig::parse(const toml::table& t, FirewallConfig& out, std::string& error) {
+  for (const auto& [k, v] : t) {
+    std::string_view key = k.str();
+    auto fail = [&](const char* what) {
+      error = "firewall." + std::string(key) + ": " + what;
+      return false;
+    };
+    if (key == "rules_file") {
+      auto s = v.value<std::string>();
+      if (!s) return fail("expected a path string");
+      out.rules_file = *s;
+    } else if (key == "generated_rules" || key == "leaf_size") {
+      auto n = v.value<int64_t>();
+      if (!n || *n < 0 || *n > 10'000'000) return fail("expected an integer in 0..10000000");
+      (key == "leaf_size" ? out.leaf_size : out.generated_rules) = uint32_t(*n);
+    } else if (key == "seed") {
+      auto n = v.value<int64_t>();
+      if (!n) return fail("expected an integer");
+      out.seed = uint64_t(*n);
+    } else if (key == "default_action") {
+      auto s = v.value<std::string>();
+      if (!s || (*s != "allow" && *s != "deny")) return fail("expected \"allow\" or \"deny\"");
+      out.default_action = *s == "allow" ? AclAction::kAllow : AclAction::kDeny;
+    } else {
+      error = "firewall: unknown key '" + std::string(key) +
+              "' (known: rules_file, generated_rules, seed, default_action, leaf_size)";
+      return false;
+    }
+  }
+  return true;
+}
+
+void Firewall::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    if (verdicts[i] != Verdict::kPass) continue;
+    ++rx_;
+    FlowKey k;
+    bool deny;
+    if (!extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
+      ++no_l3_;
+      deny = default_action_ == AclAction::kDeny;
+    } else {
+      uint32_t r = classifier_.classify(acl_key(k));
+      if (r == AclClassifier::kNoMatch) {
+        ++defaulted_;
+        deny = default_action_ == AclAction::kDeny;
+      } else {
+        deny = deny_[r];
+      }
+    }
+    if (deny) {
+      verdicts[i] = Verdict::kDrop;
+      ++denied_;
+    } else {
+      ++allowed_;
+    }
+  }
+}
+
+void Firewall::counters(const CounterSink& sink) const {
+  sink("rx", rx_);
+  sink("allowed", allowed_);
+  sink("drop.denied", denied_);
+  sink("default_action", defaulted_);
+  sink("no_l3", no_l3_);
+  sink("rules", rules_.size());
+}
+
+}  // namespace nfpark::nf
