@@ -24,14 +24,17 @@ void usage(FILE* out) {
 
 int forward_to_python(int argc, char** argv) {
   std::string pydir = std::string(NFPARK_SOURCE_DIR) + "/python";
+  // Prefer the project venv (made by scripts/setup.sh), else whatever python3 is on PATH.
+  std::string venv = std::string(NFPARK_SOURCE_DIR) + "/.venv/bin/python3";
+  const char* py = access(venv.c_str(), X_OK) == 0 ? venv.c_str() : "python3";
   const char* old = std::getenv("PYTHONPATH");
   std::string pp = old && *old ? pydir + ":" + old : pydir;
   setenv("PYTHONPATH", pp.c_str(), 1);
-  std::vector<char*> args = {const_cast<char*>("python3"), const_cast<char*>("-m"),
+  std::vector<char*> args = {const_cast<char*>(py), const_cast<char*>("-m"),
                              const_cast<char*>("nfpark")};
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
-  execvp("python3", args.data());
+  execvp(py, args.data());
   std::fprintf(stderr, "nfpark: cannot run python3 for '%s': %s\n", argv[1], std::strerror(errno));
   return 2;
 }

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 # One line per verb: the module that owns it and defines `register(verbs)`.
-VERB_MODULES: tuple[str, ...] = ("nfpark.energy.cli",)
+VERB_MODULES: tuple[str, ...] = ("nfpark.energy.cli", "nfpark.demo")
 
 EXIT_USAGE = 2
 
@@ -58,6 +58,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `nfpark VERB | head`: stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's flush quiet
         return 0
-    except (CliError, ValueError, OSError) as err:
+    except (CliError, ValueError, OSError, RuntimeError) as err:
         print(f"nfpark {args.verb}: error: {err}", file=sys.stderr)
         return EXIT_USAGE

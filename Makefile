@@ -1,0 +1,24 @@
+# nfpark — the two commands a newcomer needs:
+#   make demo   install what is missing, build, and run the PayloadPark demo
+#   make test   install what is missing, build, and run every test (unit, sanitizers, Python, e2e)
+.PHONY: demo test build setup unit asan pytest e2e bench format clean
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+
+demo: setup
+	@.venv/bin/python -m nfpark demo
+
+test: setup
+	@scripts/test.sh
+
+bench: setup
+	@scripts/bench.sh
+
+format:
+	@clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'apps/*.cc' 'apps/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
+
+clean:
+	rm -rf build build-asan

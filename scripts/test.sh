@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command (`make test`, and CI's .ci/run): every suite, failing on the first failure.
+#  1. C++ unit tests (GoogleTest via ctest) on the release build
+#  2. the same unit tests built with AddressSanitizer + UBSan (no DPDK)
+#  3. Python lab tests and end-to-end tests that drive ./nfpark (pytest)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+start=$(date +%s)
+
+echo "== unit tests (release)"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
+
+echo "== unit tests (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DNFPARK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
+
+echo "== Python lab and end-to-end tests"
+.venv/bin/python -m pytest -q python/tests tests/e2e
+
+echo "== all tests passed in $(( $(date +%s) - start )) s"
