@@ -10,6 +10,7 @@
 // State:    one SliceRing per core; each live entry holds the original packet (zero copy) plus
 //           its header length, unsliced tail length and original DSCP.
 // Counters: SlicerCounters (slicer_counters.h).
+// Cost:     ~170 ns/pkt split+merge 1518 B, ~70 ns pass-through (rough: docs/nfslicer_nicmem.md)
 // Refs:     NFSlicer §III (Figs. 3–4), §IV; shared/research/seed000_nfslicer.md §2, §7.
 //
 // Theory of operation
