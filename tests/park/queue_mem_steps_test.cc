@@ -29,7 +29,7 @@ VecPkt* copy(VecPkt* p) {
   return VecBuffer::make(p->bytes, p->id);
 }
 
-struct Steps : ::testing::Test {
+struct QueueMemSteps : ::testing::Test {
   void SetUp() override { VecBuffer::live = 0; }
   void TearDown() override {
     take(to_nf);
@@ -68,7 +68,7 @@ QueueMemConfig cfg(uint16_t batch, uint16_t queues, uint32_t header_array = 9400
   return c;
 }
 
-TEST_F(Steps, BatchReleasedWhenLastHeaderReturnsThenRecoveryOnLostHeader) {
+TEST_F(QueueMemSteps, BatchReleasedWhenLastHeaderReturnsThenRecoveryOnLostHeader) {
   QueueMem<VecBuffer> qm(cfg(4, 2));
   auto h = split(qm, 1, 4);  // queue 0
   EXPECT_EQ(qm.paused_queues(), 1u);
@@ -113,7 +113,7 @@ TEST_F(Steps, BatchReleasedWhenLastHeaderReturnsThenRecoveryOnLostHeader) {
   EXPECT_EQ(c.held_pkts, 0u);
 }
 
-TEST_F(Steps, ReplayedDuplicateAndForgedHeadersNeverMerge) {
+TEST_F(QueueMemSteps, ReplayedDuplicateAndForgedHeadersNeverMerge) {
   QueueMem<VecBuffer> qm(cfg(4, 2));
   auto h = split(qm, 1, 4);
   VecPkt* replay = copy(h[1]);
@@ -147,7 +147,7 @@ TEST_F(Steps, ReplayedDuplicateAndForgedHeadersNeverMerge) {
   EXPECT_EQ(c.drops(), 0u);
 }
 
-TEST_F(Steps, KeyedTagRejectsForgery) {
+TEST_F(QueueMemSteps, KeyedTagRejectsForgery) {
   QueueMemConfig c = cfg(2, 1);
   c.key = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   QueueMem<VecBuffer> qm(c);
@@ -166,7 +166,7 @@ TEST_F(Steps, KeyedTagRejectsForgery) {
 
 // Header array of 6 entries for 8 waiting payloads: p7 and p8 reuse the idx of p1 and p2,
 // whose payloads then fail the id check at release (P4 PacketReconstruct) — never mis-merged.
-TEST_F(Steps, HeaderArrayReuseDropsByIdMismatch) {
+TEST_F(QueueMemSteps, HeaderArrayReuseDropsByIdMismatch) {
   QueueMem<VecBuffer> qm(cfg(4, 2, 6));
   auto h = split(qm, 1, 8);
   EXPECT_EQ(qm.counters().slot_reuses, 2u);
@@ -181,7 +181,7 @@ TEST_F(Steps, HeaderArrayReuseDropsByIdMismatch) {
   EXPECT_EQ(qm.counters().rx, qm.counters().out() + qm.counters().drops());
 }
 
-TEST_F(Steps, DrainFreesStrandedPayloads) {
+TEST_F(QueueMemSteps, DrainFreesStrandedPayloads) {
   QueueMem<VecBuffer> qm(cfg(5, 3));
   auto h = split(qm, 1, 3);
   qm.merge(h[2], 0, to_out);
@@ -198,7 +198,7 @@ TEST_F(Steps, DrainFreesStrandedPayloads) {
   EXPECT_EQ(take(to_out), (Out{4}));
 }
 
-TEST_F(Steps, DestructorFreesWhatDrainDidNot) {
+TEST_F(QueueMemSteps, DestructorFreesWhatDrainDidNot) {
   {
     QueueMem<VecBuffer> qm(cfg(4, 2));
     auto h = split(qm, 1, 3);
@@ -210,7 +210,7 @@ TEST_F(Steps, DestructorFreesWhatDrainDidNot) {
   EXPECT_EQ(VecBuffer::live, 0);
 }
 
-TEST_F(Steps, UnsplitPathsGoWholeThroughTheNf) {
+TEST_F(QueueMemSteps, UnsplitPathsGoWholeThroughTheNf) {
   QueueMemConfig c = cfg(4, 2);
   c.no_split.dst_ports = {53};
   std::string err;
