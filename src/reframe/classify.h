@@ -11,7 +11,7 @@
 namespace nfpark::reframe {
 
 struct BypassRules {
-  bool tcp_syn = true;     // TCP SYN (and SYN-ACK) is never delayed (paper §3.4)
+  bool tcp_syn = true;     // TCP SYN (and SYN-ACK) is never delayed (paper)
   uint64_t dscp_mask = 0;  // bit d set: packets with DSCP d bypass
   // Any header match; called only for parsed IP packets. Empty: none.
   std::function<bool(const uint8_t* pkt, const PacketLayout& layout)> match;

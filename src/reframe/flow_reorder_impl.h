@@ -170,7 +170,7 @@ void FlowReorder<Handle>::detach(uint32_t slot, Nanos now, uint64_t& reason) {
   ++reason;
   ++stats_.batches;
   stats_.batched_packets += e.count;
-  stats_.useless_wait_ns += uint64_t(now - e.last_arrival);
+  stats_.useless_wait_ns += uint64_t(std::max<Nanos>(0, now - e.last_arrival));
   e.head = e.tail = kNone;
   e.count = 0;
 }
