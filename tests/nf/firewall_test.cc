@@ -1,0 +1,138 @@
+#include "nf/firewall.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/packet_builder.h"
+#include "nf/acl_classifier.h"
+
+namespace nfpark::nf {
+namespace {
+
+std::vector<AclRule> parse(const char* text) {
+  std::vector<AclRule> rules;
+  std::string e;
+  EXPECT_TRUE(parse_acl_text(text, "t.acl", rules, e)) << e;
+  return rules;
+}
+
+Verdict run(Firewall& fw, std::vector<uint8_t>& b) {
+  PacketView v;
+  v.data = b.data();
+  v.len = v.wire_len = uint32_t(b.size());
+  v.layout = parse_packet(b.data(), v.len);
+  Verdict verdict = Verdict::kPass;
+  fw.process(std::span(&v, 1), std::span(&verdict, 1), 0);
+  return verdict;
+}
+
+TEST(AclRuleParser, ParsesTheDocumentedFormat) {
+  auto rules = parse(
+      "# comment\n"
+      "\n"
+      "deny  src 10.0.0.0/8  dst any  sport any  dport 80-443  proto tcp   # web\n"
+      "allow proto udp dport 53\n"
+      "deny src 2001:db8::/32\n");
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].action, AclAction::kDeny);
+  EXPECT_EQ(rules[0].src.len, 8);
+  EXPECT_EQ(rules[0].dport_lo, 80);
+  EXPECT_EQ(rules[0].dport_hi, 443);
+  EXPECT_EQ(rules[0].proto_lo, 6);
+  EXPECT_EQ(rules[0].line, 3u);
+  EXPECT_EQ(rules[1].family(), 0);
+  EXPECT_EQ(rules[2].family(), 6);
+  EXPECT_EQ(parse(rules[0].to_string().c_str())[0].dport_hi, 443);
+}
+
+TEST(AclRuleParser, BadLinesNameFileLineAndProblem) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"allow\nblock src any\n", "t.acl:2: unknown action 'block'"},
+      {"deny dport 443-80\n", "t.acl:1: dport: bad port range '443-80'"},
+      {"deny src 10.0.0.0/40\n", "t.acl:1: src: bad prefix length"},
+      {"deny proto sctpx\n", "t.acl:1: proto: bad protocol 'sctpx'"},
+      {"deny src 10.0.0.0/8 dst 2001:db8::/32\n", "t.acl:1: src and dst mix IPv4 and IPv6"},
+      {"deny sport\n", "t.acl:1: field 'sport' has no value"},
+      {"deny port 80\n", "t.acl:1: unknown field 'port'"},
+      {"deny src any src any\n", "t.acl:1: field 'src' given twice"},
+  };
+  for (const auto& c : cases) {
+    std::vector<AclRule> r;
+    std::string e;
+    EXPECT_FALSE(parse_acl_text(c.text, "t.acl", r, e)) << c.text;
+    EXPECT_EQ(e.rfind(c.expect, 0), 0u) << e;
+  }
+  std::string e;
+  std::vector<AclRule> r;
+  EXPECT_FALSE(load_acl_file("/nonexistent/x.acl", r, e));
+  EXPECT_NE(e.find("/nonexistent/x.acl"), std::string::npos);
+}
+
+TEST(Firewall, FirstMatchWinsAndDefaultApplies) {
+  Firewall fw(parse("allow src 10.1.0.0/16 dport 80 proto tcp\n"
+                    "deny  src 10.0.0.0/8 dport 0-1023\n"
+                    "deny  dst 2001:db8::/32 proto udp\n"),
+              AclAction::kAllow);
+  auto a = PacketBuilder().ipv4("10.1.2.3", "1.1.1.1").tcp(5000, 80).build();     // rule 0
+  auto b = PacketBuilder().ipv4("10.1.2.3", "1.1.1.1").udp(5000, 80).build();     // rule 1
+  auto c = PacketBuilder().ipv4("10.1.2.3", "1.1.1.1").tcp(5000, 8080).build();   // default
+  auto d = PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").udp(1, 2).build();  // rule 2
+  auto e = PacketBuilder().ipv4("10.1.2.3", "1.1.1.1").icmp_echo(80, 1).build();  // ports 0: rule 1
+  EXPECT_EQ(run(fw, a), Verdict::kPass);
+  EXPECT_EQ(run(fw, b), Verdict::kDrop);
+  EXPECT_EQ(run(fw, c), Verdict::kPass);
+  EXPECT_EQ(run(fw, d), Verdict::kDrop);
+  EXPECT_EQ(run(fw, e), Verdict::kDrop);
+  CounterMap m;
+  fw.counters(m.sink());
+  EXPECT_EQ(m.get("drop.denied"), 3u);
+  EXPECT_EQ(m.get("default_action"), 1u);
+  Firewall deny_all({}, AclAction::kDeny);
+  EXPECT_EQ(run(deny_all, c), Verdict::kDrop);
+}
+
+TEST(Firewall, GeneratedRulesPassGeneratedTrafficButAreLive) {
+  std::string err;
+  auto fw = Firewall::create(FirewallConfig{}, err);
+  ASSERT_TRUE(fw) << err;
+  EXPECT_EQ(fw->rules().size(), 10000u);
+  for (uint32_t i = 0; i < 2000; ++i) {
+    auto p = PacketBuilder()
+                 .ipv4(0x0A000000u + i * 7919, 0xC0A80000u + i)
+                 .tcp(uint16_t(1024 + i), 80)
+                 .build();
+    ASSERT_EQ(run(*fw, p), Verdict::kPass);
+  }
+  const AclRule& r = fw->rules()[0];  // a packet inside the first rule is denied
+  FlowKey k;
+  k.ip_version = 4;
+  std::memcpy(k.src.data() + 12, r.src.addr.data(), 4);
+  std::memcpy(k.dst.data() + 12, r.dst.addr.data(), 4);
+  k.sport = r.sport_lo, k.dport = r.dport_lo, k.proto = r.proto_lo == 0 ? 6 : r.proto_lo;
+  EXPECT_EQ(fw->classifier().classify(acl_key(k)), linear_classify(fw->rules(), acl_key(k)));
+  EXPECT_NE(linear_classify(fw->rules(), acl_key(k)), fw->rules().size());
+}
+
+TEST(Firewall, RulesFileFromConfig) {
+  const std::string path = testing::TempDir() + "fw_rules.acl";
+  std::ofstream(path) << "deny dport 22 proto tcp\n";
+  FirewallConfig cfg;
+  cfg.rules_file = path;
+  std::string err;
+  auto fw = Firewall::create(cfg, err);
+  ASSERT_TRUE(fw) << err;
+  auto ssh = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(999, 22).build();
+  EXPECT_EQ(run(*fw, ssh), Verdict::kDrop);
+  std::ofstream(path) << "deny dport 22\nallow bogus\n";
+  EXPECT_FALSE(Firewall::create(cfg, err));
+  EXPECT_EQ(err, path + ":2: unknown field 'bogus' (expected src, dst, sport, dport, proto)");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace nfpark::nf
