@@ -45,10 +45,7 @@ class FlowCounter final : public Nf {
   size_t active_flows() const { return table_.size(); }
 
  private:
-  struct KeyHash {
-    uint64_t operator()(const FlowKey& k) const { return k.hash(); }
-  };
-  FlowTable<FlowKey, FlowStats, KeyHash> table_;
+  FlowTable<FlowKey, FlowStats, FlowKeyHash64> table_;
   uint64_t packets_ = 0, bytes_ = 0, created_ = 0, untracked_ = 0, not_ip_ = 0;
 };
 

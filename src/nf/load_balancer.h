@@ -66,9 +66,6 @@ class LoadBalancer final : public Nf {
   size_t active_flows() const { return conns_.size(); }
 
  private:
-  struct KeyHash {
-    uint64_t operator()(const FlowKey& k) const { return k.hash(); }
-  };
   void rebuild();
   bool is_vip(uint32_t dst) const;
   uint32_t pick(PacketView& p, const FlowKey& k, uint64_t h, Nanos now);
@@ -76,7 +73,7 @@ class LoadBalancer final : public Nf {
   std::vector<LbBackend> backends_;  // index = backend id, stable; weight 0 = removed
   std::vector<uint32_t> vips_;       // sorted
   MaglevTable maglev_;
-  FlowTable<FlowKey, uint32_t, KeyHash> conns_;
+  FlowTable<FlowKey, uint32_t, FlowKeyHash64> conns_;
   uint64_t balanced_ = 0, new_flows_ = 0, rerouted_ = 0, table_full_ = 0, passthrough_ = 0;
 };
 

@@ -82,14 +82,11 @@ class Nat final : public Nf {
     Nat* nat;
     void operator()(const FlowKey&, Mapping& m, uint32_t) const { nat->release(m); }
   };
-  struct KeyHash {
-    uint64_t operator()(const FlowKey& k) const { return k.hash(); }
-  };
   struct Pool {  // FIFO ring of free ports
     std::unique_ptr<uint16_t[]> ring;
     uint32_t head = 0, count = 0, size = 0, probe = 0;
   };
-  using Table = FlowTable<FlowKey, Mapping, KeyHash, Release>;
+  using Table = FlowTable<FlowKey, Mapping, FlowKeyHash64, Release>;
 
   enum class Dir : uint8_t { kOut, kIn, kPass, kDrop };
   Dir classify(const PacketView& p, const FlowKey& k, int& ext_index) const;

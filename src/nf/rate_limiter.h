@@ -48,15 +48,12 @@ class RateLimiter final : public Nf {
     int64_t tokens;  // bits * 1e9
     Nanos last;
   };
-  struct KeyHash {
-    uint64_t operator()(const FlowKey& k) const { return k.hash(); }
-  };
   bool conform(Bucket& b, bool fresh, uint32_t wire_len, Nanos now);
 
   int64_t rate_;      // bits/s = bit-ns gained per ns
   int64_t cap_;       // burst in bit-ns
   Nanos full_after_;  // elapsed time that refills an empty bucket
-  FlowTable<FlowKey, Bucket, KeyHash> table_;
+  FlowTable<FlowKey, Bucket, FlowKeyHash64> table_;
   uint64_t rx_ = 0, tx_ = 0, tx_bytes_ = 0, drop_ = 0, drop_bytes_ = 0, untracked_ = 0, not_ip_ = 0;
 };
 
