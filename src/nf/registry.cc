@@ -9,8 +9,11 @@
 #include <map>
 #include <sstream>
 
+#include "nf/aes.h"
 #include "nf/counter.h"
+#include "nf/firewall.h"
 #include "nf/load_balancer.h"
+#include "nf/meter.h"
 #include "nf/nat.h"
 #include "nf/rate_limiter.h"
 #include "nf/router.h"
@@ -227,6 +230,16 @@ Factory simple_factory(bool (*read)(Params&, Cfg&)) {
   };
 }
 
+template <class Cfg, class T>
+Factory own_parser() {
+  return [](Params&, const toml::table* t, std::string& e) -> std::unique_ptr<Nf> {
+    static const toml::table kEmpty;
+    Cfg c;
+    if (!Cfg::parse(t ? *t : kEmpty, c, e)) return nullptr;
+    return T::create(c, e);
+  };
+}
+
 const std::map<std::string, Factory, std::less<>>& factories() {
   static const std::map<std::string, Factory, std::less<>> m = {
       {"nat", simple_factory<NatConfig, Nat>(nat_params)},
@@ -257,13 +270,10 @@ const std::map<std::string, Factory, std::less<>>& factories() {
          return p.finish() ? std::make_unique<Forward>() : nullptr;
        }},
       // NFs with their own TOML parsers (nf-classify): Cfg::parse(table, cfg, error) + T::create.
-      {"router",
-       [](Params&, const toml::table* t, std::string& e) -> std::unique_ptr<Nf> {
-         static const toml::table kEmpty;
-         RouterConfig c;
-         if (!RouterConfig::parse(t ? *t : kEmpty, c, e)) return nullptr;
-         return Router::create(c, e);
-       }},
+      {"router", own_parser<RouterConfig, Router>()},
+      {"firewall", own_parser<FirewallConfig, Firewall>()},
+      {"meter", own_parser<MeterConfig, Meter>()},
+      {"aes", own_parser<AesConfig, Aes>()},
   };
   return m;
 }
