@@ -17,6 +17,8 @@ void FlowCounter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
     hashes[i] = table_.hash(keys[i]);
     table_.prefetch_buckets(hashes[i]);
   }
+  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
+    if (keyed[i]) table_.prefetch_entry(hashes[i]);
   for (size_t i = 0; i < n; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     const uint32_t bytes = pkts[i].wire_len;
@@ -37,7 +39,7 @@ void FlowCounter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
     ++st.packets;
     st.bytes += bytes;
   }
-  table_.sweep(now, 64);
+  table_.sweep(now, table_.kSweepPerBurst);
 }
 
 const FlowStats* FlowCounter::find(const FlowKey& k, Nanos now) {

@@ -75,6 +75,8 @@ class FlowTable {
  public:
   static constexpr uint32_t kWays = 16;
   static constexpr uint32_t kNone = UINT32_MAX;
+  // Slots the NFs sweep per burst: a 2^21-slot table is swept every 131k bursts (4M packets).
+  static constexpr size_t kSweepPerBurst = 16;
   struct alignas(kAlign) Entry {
     Key key;
     Value value;

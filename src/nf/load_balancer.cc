@@ -7,10 +7,6 @@
 #include "nf/rewrite.h"
 
 namespace nfpark::nf {
-namespace {
-constexpr size_t kSweepPerBurst = 64;
-}
-
 std::vector<LbBackend> LbConfig::default_backends() {
   std::vector<LbBackend> v;
   for (uint8_t i = 1; i <= 4; ++i) v.push_back({0x0A0A0000u | i, {0x02, 0, 0x0A, 0x0A, 0, i}, 1});
@@ -97,7 +93,9 @@ void LoadBalancer::process(std::span<PacketView> pkts, std::span<Verdict> verdic
     hashes[i] = conns_.hash(keys[i]);
     conns_.prefetch_buckets(hashes[i]);
   }
-  for (size_t i = 0; i < n; ++i) {  // stage 2: pick and rewrite
+  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
+    if (mine[i]) conns_.prefetch_entry(hashes[i]);
+  for (size_t i = 0; i < n; ++i) {  // stage 3: pick and rewrite
     if (!mine[i]) continue;
     uint32_t b = pick(pkts[i], keys[i], hashes[i], now);
     if (b >= backends_.size()) {  // no backend at all
@@ -109,7 +107,7 @@ void LoadBalancer::process(std::span<PacketView> pkts, std::span<Verdict> verdic
     std::memcpy(pkts[i].data, be.mac.data(), 6);
     ++balanced_;
   }
-  conns_.sweep(now, kSweepPerBurst);
+  conns_.sweep(now, conns_.kSweepPerBurst);
 }
 
 void LoadBalancer::counters(const CounterSink& sink) const {

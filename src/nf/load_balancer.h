@@ -5,7 +5,7 @@
 //           weight 1) · vips (IPv4 addresses balanced; default none = every IPv4 packet) ·
 //           table_size (prime, default 65537) · max_flows (default 65536) · idle_timeout (Nanos,
 //           default 60 s).
-// Time:     `now` per burst: connection last-seen stamps, lazy expiry, 64-slot sweep per burst.
+// Time:     `now` per burst: connection last-seen stamps, lazy expiry, 16-slot sweep per burst.
 // State:    Maglev table (4 B * table_size) + FlowTable<FlowKey, uint32_t backend> (64 B entry +
 //           4 B tag per slot; 65536 flows -> 2^17 slots -> 8.5 MiB; 1M flows -> 136 MiB).
 // Counters: balanced, new_flows, rerouted (backend removed under a flow), conn_table_full

@@ -11,7 +11,6 @@ namespace nfpark::nf {
 namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
-constexpr size_t kSweepPerBurst = 64;
 constexpr uint8_t kIcmpEchoReply = 0, kIcmpEchoRequest = 8;
 
 uint32_t key_v4(const std::array<uint8_t, 16>& a) {
@@ -96,7 +95,9 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
       __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
     }
   }
-  // Stage 2: translate.
+  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
+    if (dirs[i] == Dir::kOut) table_.prefetch_entry(hashes[i]);
+  // Stage 3: translate.
   for (size_t i = 0; i < n; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     bool ok = true;
@@ -117,7 +118,7 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
     }
     if (!ok) verdicts[i] = Verdict::kDrop;
   }
-  table_.sweep(now, kSweepPerBurst);
+  table_.sweep(now, table_.kSweepPerBurst);
 }
 
 bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {

@@ -5,7 +5,7 @@
 //           addressed to an external address is outbound) · idle_timeout (Nanos, default 60 s)
 //           · max_flows (default = external.size() * ports per address, i.e. what the pools
 //           can hold) · reclaim_probe (ports checked for expiry when a pool is empty, default 64).
-// Time:     `now` per burst: last-seen stamps, lazy expiry, sweep of 64 slots per burst.
+// Time:     `now` per burst: last-seen stamps, lazy expiry, sweep of 16 slots per burst.
 // State:    FlowTable<FlowKey, Mapping> (64 B entry + 4 B tag per slot, see flow_table.h) + a
 //           reverse map of 4 B per (external address, port) + a 2 B free-ring per port:
 //           1M flows over 16 addresses x 64512 ports = 2^21 slots * 68 B + 16 * 64 KiB * 6 B
@@ -26,7 +26,7 @@
 // reverse[addr][dst port]; it is accepted only when its protocol, source address and source port
 // equal the flow's remote end (endpoint-dependent filtering, as VigNAT), and its destination is
 // rewritten to the inside address and port. Both directions refresh the flow's last-seen time.
-// A flow idle for more than idle_timeout expires: lazily when met, by a 64-slot sweep per
+// A flow idle for more than idle_timeout expires: lazily when met, by a 16-slot sweep per
 // burst, or when an empty pool probes `reclaim_probe` of its allocated ports; expiry returns the
 // port to the tail of a FIFO free ring (so a port is reused as late as possible) and clears its
 // reverse entry. A full pool (all ports live) or a full table drops the packet and counts it;

@@ -43,6 +43,8 @@ void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
     hashes[i] = table_.hash(keys[i]);
     table_.prefetch_buckets(hashes[i]);
   }
+  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
+    if (keyed[i]) table_.prefetch_entry(hashes[i]);
   for (size_t i = 0; i < n; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     const uint32_t len = pkts[i].wire_len;
@@ -67,7 +69,7 @@ void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
       verdicts[i] = Verdict::kDrop;
     }
   }
-  table_.sweep(now, 64);
+  table_.sweep(now, table_.kSweepPerBurst);
 }
 
 void RateLimiter::counters(const CounterSink& sink) const {

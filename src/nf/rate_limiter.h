@@ -4,7 +4,7 @@
 // Config:   rate_bps (bits/s of wire_len, default 1e9, 1..1e13) · burst_bytes (bucket depth,
 //           default 131072, 1..2^29) · max_flows (default 65536) · idle_timeout (Nanos, default
 //           60 s; a flow idle that long has a full bucket anyway when burst/rate <= 60 s).
-// Time:     `now` per burst: refill by elapsed time, lazy expiry, 64-slot sweep per burst.
+// Time:     `now` per burst: refill by elapsed time, lazy expiry, 16-slot sweep per burst.
 // State:    FlowTable<FlowKey, Bucket{tokens, last}> — 64 B entry + 4 B tag per slot (65536 flows
 //           -> 8.5 MiB; 1M flows -> 136 MiB).
 // Counters: rx, tx, tx_bytes, drop.rate_exceeded, drop_bytes, flows_active, flows_expired,
