@@ -66,6 +66,11 @@ uint32_t AclClassifier::lookup(const Tree& t, const Point& x) const {
   const Node* nodes = t.nodes.data();
   const Node* n = nodes;
   while (!(n->meta & kLeaf)) n = nodes + n->a + (x[n->meta] >= n->value);
+  return scan_leaf(*n, x);
+}
+
+uint32_t AclClassifier::scan_leaf(const Node& leaf, const Point& x) const {
+  const Node* n = &leaf;
   const uint32_t* ids = leaf_rules_.data() + n->a;
   for (uint32_t j = 0, c = n->meta & ~kLeaf; j < c; ++j) {
     const Box& b = boxes_[ids[j]];
@@ -74,6 +79,31 @@ uint32_t AclClassifier::lookup(const Tree& t, const Point& x) const {
     if (m) return ids[j];
   }
   return kNoMatch;
+}
+
+void AclClassifier::lookup_work(const FlowKey& k, uint32_t& trees, uint32_t& hops,
+                                uint32_t& scanned) const {
+  Point x;
+  to_point(k, x);
+  trees = hops = scanned = 0;
+  uint32_t best = kNoMatch;
+  for (const Tree& t : trees_[k.ip_version == 6 ? 1 : 0]) {
+    if (t.min_rule >= best) break;
+    ++trees;
+    const Node* n = t.nodes.data();
+    while (!(n->meta & kLeaf)) n = t.nodes.data() + n->a + (x[n->meta] >= n->value), ++hops;
+    const uint32_t* ids = leaf_rules_.data() + n->a;
+    for (uint32_t j = 0, c = n->meta & ~kLeaf; j < c; ++j) {
+      ++scanned;
+      const Box& b = boxes_[ids[j]];
+      bool m = true;
+      for (size_t d = 0; d < kDims; ++d) m &= (x[d] >= b.lo[d]) & (x[d] <= b.hi[d]);
+      if (m) {
+        best = std::min(best, ids[j]);
+        break;
+      }
+    }
+  }
 }
 
 // Rules are grouped by which address fields are "wide" (prefix shorter than 8 bits for IPv4,

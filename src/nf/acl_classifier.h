@@ -55,6 +55,8 @@ class AclClassifier {
   }
   static void to_point(const FlowKey& k, Point& x);
   const Stats& stats() const { return stats_; }
+  // Work a lookup of `k` does: trees searched, node hops, leaf rules compared (for benches).
+  void lookup_work(const FlowKey& k, uint32_t& trees, uint32_t& hops, uint32_t& scanned) const;
 
  private:
   struct Box {
@@ -76,6 +78,7 @@ class AclClassifier {
   bool cut_empty_space(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
                        uint32_t depth);
   uint32_t lookup(const Tree& t, const Point& x) const;
+  uint32_t scan_leaf(const Node& leaf, const Point& x) const;
   static Box rule_box(const AclRule& r);
 
   Options opt_;

@@ -13,8 +13,8 @@ namespace nfpark::nf {
 
 static bool parse_key(const std::string& hex, std::vector<uint8_t>& key, std::string& error) {
   if (hex.size() != 32 && hex.size() != 64) {
-    error = "aes.key: expected 32 (AES-128) or 64 (AES-256) hex digits, got " +
-            std::to_string(hex.size());
+    error =
+        "key: expected 32 (AES-128) or 64 (AES-256) hex digits, got " + std::to_string(hex.size());
     return false;
   }
   key.clear();
@@ -27,7 +27,7 @@ static bool parse_key(const std::string& hex, std::vector<uint8_t>& key, std::st
     };
     int hi = nib(hex[i]), lo = nib(hex[i + 1]);
     if (hi < 0 || lo < 0) {
-      error = "aes.key: '" + hex.substr(i, 2) + "' is not a hex byte";
+      error = "key: '" + hex.substr(i, 2) + "' is not a hex byte";
       return false;
     }
     key.push_back(uint8_t(hi << 4 | lo));
@@ -40,7 +40,7 @@ bool AesConfig::parse(const toml::table& t, AesConfig& out, std::string& error) 
     std::string_view key = k.str();
     auto s = v.value<std::string>();
     auto fail = [&](const char* what) {
-      error = "aes." + std::string(key) + ": " + what;
+      error = std::string(key) + ": " + what;
       return false;
     };
     if (!s) return fail("expected a string");
@@ -72,7 +72,7 @@ bool AesConfig::parse(const toml::table& t, AesConfig& out, std::string& error) 
       if (!parse_key(*s, bytes, error)) return false;
       out.key_hex = *s;
     } else {
-      error = "aes: unknown key '" + std::string(key) + "' (known: op, field, target, key)";
+      error = "unknown key '" + std::string(key) + "' (known: op, field, target, key)";
       return false;
     }
   }
@@ -88,7 +88,7 @@ std::unique_ptr<Aes> Aes::create(const AesConfig& cfg, std::string& error) {
   a->ctx_ = ctx;
   if (!ctx || EVP_EncryptInit_ex(ctx, key.size() == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb(),
                                  nullptr, key.data(), nullptr) != 1) {
-    error = "aes: OpenSSL could not set up AES-ECB";
+    error = "OpenSSL could not set up AES-ECB";
     return nullptr;
   }
   EVP_CIPHER_CTX_set_padding(ctx, 0);

@@ -55,24 +55,24 @@ Colour TcmBuckets::mark(const MeterConfig& cfg, Nanos now, uint32_t bytes) {
 bool MeterConfig::validate(std::string& error) const {
   constexpr uint64_t kMaxBurst = 1'000'000'000, kMaxRate = 1'000'000'000'000;
   if (cbs > kMaxBurst || ebs > kMaxBurst || pbs > kMaxBurst) {
-    error = "meter: cbs/ebs/pbs must be <= 1e9 bytes";
+    error = "cbs/ebs/pbs must be <= 1e9 bytes";
     return false;
   }
   if (cir > kMaxRate || pir > kMaxRate) {
-    error = "meter: cir/pir must be <= 1e12 bytes/s";
+    error = "cir/pir must be <= 1e12 bytes/s";
     return false;
   }
   if (mode == Mode::kTrTcm && pir < cir) {
-    error = "meter: trtcm needs pir >= cir (RFC 2698 §1)";
+    error = "trtcm needs pir >= cir (RFC 2698 §1)";
     return false;
   }
   for (int d : {green_dscp, yellow_dscp, red_dscp})
     if (d < -1 || d > 63) {
-      error = "meter: *_dscp must be 0..63 or -1 (leave unchanged)";
+      error = "*_dscp must be 0..63 or -1 (leave unchanged)";
       return false;
     }
   if (per_flow && max_flows < 4) {
-    error = "meter: max_flows must be >= 4";
+    error = "max_flows must be >= 4";
     return false;
   }
   return true;
@@ -82,7 +82,7 @@ bool MeterConfig::parse(const toml::table& t, MeterConfig& out, std::string& err
   for (const auto& [k, v] : t) {
     std::string_view key = k.str();
     auto fail = [&](const char* what) {
-      error = "meter." + std::string(key) + ": " + what;
+      error = std::string(key) + ": " + what;
       return false;
     };
     auto num = v.value<int64_t>();
@@ -117,7 +117,7 @@ bool MeterConfig::parse(const toml::table& t, MeterConfig& out, std::string& err
       else
         out.max_flows = uint32_t(std::min<uint64_t>(n, 1u << 30));
     } else {
-      error = "meter: unknown key '" + std::string(key) +
+      error = "unknown key '" + std::string(key) +
               "' (known: mode, cir, cbs, ebs, pir, pbs, per_flow, max_flows, green_dscp, "
               "yellow_dscp, red_dscp, drop_red)";
       return false;

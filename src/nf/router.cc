@@ -55,7 +55,7 @@ std::unique_ptr<Router> Router::create(const RouterConfig& cfg, std::string& err
   if (cfg.default_via != "none") {
     MacAddr mac;
     if (!parse_mac(cfg.default_via, mac, error)) {
-      error = "router.default_via: " + error + " (or \"none\")";
+      error = "default_via: " + error + " (or \"none\")";
       return nullptr;
     }
     IpPrefix any4, any6;
@@ -67,7 +67,7 @@ std::unique_ptr<Router> Router::create(const RouterConfig& cfg, std::string& err
     IpPrefix p;
     MacAddr mac;
     if (!parse_route_line(line, p, mac, error) || !r->add_route(p, mac, error)) {
-      error = "router.routes: " + error;
+      error = "routes: " + error;
       return nullptr;
     }
   }
@@ -80,40 +80,39 @@ bool RouterConfig::parse(const toml::table& t, RouterConfig& out, std::string& e
     if (key == "port_mac") {
       auto s = v.value<std::string>();
       if (!s || !parse_mac(*s, out.port_mac, error)) {
-        error = "router.port_mac: " + (s ? error : std::string("expected a string"));
+        error = "port_mac: " + (s ? error : std::string("expected a string"));
         return false;
       }
     } else if (key == "default_via") {
       auto s = v.value<std::string>();
       if (!s) {
-        error = "router.default_via: expected a MAC string or \"none\"";
+        error = "default_via: expected a MAC string or \"none\"";
         return false;
       }
       out.default_via = *s;
     } else if (key == "routes") {
       const auto* arr = v.as_array();
       if (!arr) {
-        error = "router.routes: expected an array of \"PREFIX via MAC\" strings";
+        error = "routes: expected an array of \"PREFIX via MAC\" strings";
         return false;
       }
       out.routes.clear();
       for (const auto& el : *arr) {
         auto s = el.value<std::string>();
         if (!s) {
-          error = "router.routes: every entry must be a string \"PREFIX via MAC\"";
+          error = "routes: every entry must be a string \"PREFIX via MAC\"";
           return false;
         }
         IpPrefix p;
         MacAddr m;
         if (!parse_route_line(*s, p, m, error)) {
-          error = "router.routes: " + error;
+          error = "routes: " + error;
           return false;
         }
         out.routes.push_back(*s);
       }
     } else {
-      error =
-          "router: unknown key '" + std::string(key) + "' (known: port_mac, routes, default_via)";
+      error = "unknown key '" + std::string(key) + "' (known: port_mac, routes, default_via)";
       return false;
     }
   }
