@@ -26,6 +26,7 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
   if (a.has("nf-lcore")) c.nf_lcore = true;
   if (a.has("no-drop-notify")) c.notify_drops = false;
   if (a.has("no-progress")) c.progress = false;
+  if (a.has("pace")) c.pace = true;
   uint64_t u = 0;
   double d = 0;
   struct {
@@ -117,6 +118,7 @@ int run_main(int argc, char** argv) {
       .flag("nf-lcore", "run the NF server on a second lcore (default: inline)")
       .flag("no-drop-notify", "NF drops are freed at the server (no explicit-drop notification)")
       .flag("no-progress", "no progress line on stderr")
+      .flag("pace", "replay the input at its timestamps (a wire's pace) instead of at once")
       .flag("json", "print the result as JSON")
       .epilog("Usage: nfpark run [CONFIG.toml] [options] — the optional TOML config file (see\n"
               "docs/run.md) comes first; flags override it.\n"

@@ -14,29 +14,52 @@
 #include "dp/port.h"
 #include "nf/nf.h"
 #include "park/nf_endpoint.h"
+#include "reframe/classify.h"
+#include "reframe/flow_reorder.h"
 
 namespace nfpark::dp {
 
 class NfServer {
  public:
+  // `slicer`: packets come from an NFSlicer shim (token instead of a parking tag).
   NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagFormat> format, bool notify,
-           const Faults& faults, rte_mempool* dup_pool);
+           const Faults& faults, rte_mempool* dup_pool, bool slicer = false);
+  // Puts Reframer in front of the chain (reframe/flow_reorder.h): packets are held per flow for
+  // up to t_buff and reach the chain flow by flow.
+  void set_reframer(const reframe::ReorderConfig& cfg);
   // One poll: up to one burst from `port` through the chain and back. Returns packets read.
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
   void flush(Port& port, Nanos now);
-  size_t held() const { return faults_ ? faults_->held() : 0; }
+  size_t held() const {
+    return (faults_ ? faults_->held() : 0) + (reorder_ ? reorder_->held_packets() : 0);
+  }
 
   uint64_t rx = 0, nf_drops = 0;
   const nf::Chain& chain() const { return *chain_; }
   const park::NfEndpointCounters& endpoint() const { return ep_.counters(); }
   const FaultCounters* faults() const { return faults_ ? &faults_->counters() : nullptr; }
+  const reframe::FlowReorder<rte_mbuf*>* reframer() const { return reorder_.get(); }
+  uint64_t coalesced = 0;  // pure ACKs removed by Reframer's ACK coalescing (freed, counted)
 
  private:
   std::unique_ptr<nf::Chain> chain_;
   park::NfEndpoint<MbufOps> ep_;
   std::unique_ptr<FaultInjector> faults_;
-  std::vector<rte_mbuf*> out_;
+  struct Collect {  // Reframer's emitter: gathers released packets in order
+    NfServer* s;
+    void emit(rte_mbuf* m) { s->ready_.push_back(m); }
+    void coalesced(rte_mbuf* m) {
+      ++s->coalesced;
+      rte_pktmbuf_free(m);
+    }
+  };
+  void process_burst(rte_mbuf** pkts, uint16_t n, Nanos now);
+  void run_ready(Nanos now);
+
+  std::vector<rte_mbuf*> out_, ready_;
+  std::unique_ptr<reframe::FlowReorder<rte_mbuf*>> reorder_;
+  reframe::BypassRules bypass_;
 };
 
 }  // namespace nfpark::dp

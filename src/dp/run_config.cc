@@ -118,8 +118,10 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
   };
   for (auto& [k, v] : *root) {
     std::string key(k.str());
-    if (key != "run" && key != "park" && key != "faults" && key != "nf") {
-      err = path + ": unknown section [" + key + "] (expected run, park, faults, nf.NAME)";
+    if (key != "run" && key != "park" && key != "faults" && key != "nf" && key != "queuemem" &&
+        key != "nfslicer" && key != "nicmem") {
+      err = path + ": unknown section [" + key +
+            "] (expected run, park, queuemem, nfslicer, nicmem, faults, nf.NAME)";
       return false;
     }
     if (!v.is_table()) {
@@ -138,7 +140,7 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
       !run.get("nf_lcore", cfg.nf_lcore) || !run.get("notify_drops", cfg.notify_drops) ||
       !run.get("reframe_us", cfg.reframe_us) || !run.get("timeout_s", cfg.timeout_s) ||
       !run.get("pool_mbufs", cfg.pool_mbufs) || !run.get("mem_mb", cfg.mem_mb) ||
-      !run.get("progress", cfg.progress) || !run.check_unknown())
+      !run.get("progress", cfg.progress) || !run.get("pace", cfg.pace) || !run.check_unknown())
     return false;
   if (!in.empty()) cfg.in_path = rel(in);
   if (!out.empty()) cfg.out_path = rel(out);
@@ -191,6 +193,30 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
     if (!nsec.check_unknown()) return false;
   }
   if (!park.check_unknown()) return false;
+
+  Section qm(root->get_as<toml::table>("queuemem"), "queuemem", path, err);
+  auto& q = cfg.queuemem;
+  if (!qm.get("queues", q.queues) || !qm.get("slices", q.slices) || !qm.get("batch", q.batch) ||
+      !qm.get("header_array", q.header_array) || !qm.get("min_payload", q.min_payload) ||
+      !qm.check_unknown())
+    return false;
+  if (std::string e = q.validate(); !e.empty()) {
+    err = path + ": [queuemem] " + e;
+    return false;
+  }
+  Section sl(root->get_as<toml::table>("nfslicer"), "nfslicer", path, err);
+  auto& so = cfg.slicer;
+  if (!sl.get("thr", so.thr) || !sl.get("slice_bytes", so.slice_bytes) ||
+      !sl.get("entries", so.entries) || !sl.get("ttl", so.ttl) || !sl.check_unknown())
+    return false;
+  if (auto e = park::check(so)) {
+    err = path + ": [nfslicer] " + *e;
+    return false;
+  }
+  Section nm(root->get_as<toml::table>("nicmem"), "nicmem", path, err);
+  if (!nm.get("header_segment", cfg.header_segment) || !nm.get("pool", cfg.nicmem_mbufs) ||
+      !nm.check_unknown())
+    return false;
 
   Section faults(root->get_as<toml::table>("faults"), "faults", path, err);
   auto& fl = cfg.faults;

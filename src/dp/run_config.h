@@ -7,6 +7,8 @@
 #include <string>
 
 #include "park/payload_park.h"
+#include "park/queue_mem_config.h"
+#include "park/slicer.h"
 
 #include <toml++/toml.h>
 
@@ -28,10 +30,16 @@ struct RunConfig {
   std::string chain = "forward";
   std::string in_path, out_path;          // pcap replay in / pcap written out
   park::ParkConfig park;                  // PayloadPark parameters ([park])
+  park::QueueMemConfig queuemem;          // QUEUE-MEM parameters ([queuemem])
+  park::SlicerConfig slicer;              // NFSlicer parameters ([nfslicer])
+  uint32_t header_segment = 64;           // nicmem/split: bytes in the host header segment
+                                          // (grown to cover L2-L4 headers when longer)
+  uint32_t nicmem_mbufs = 8192;           // nicmem: capacity of the NIC-memory pool (packets)
   bool notify_drops = true;               // NF server returns explicit drops
   bool nf_lcore = false;                  // NF server on its own lcore (else inline)
   Faults faults;
   double reframe_us = 0;                  // Reframer T_buff in front of the chain; 0 = off
+  bool pace = false;                      // replay the input at its timestamps (else at once)
   uint32_t pool_mbufs = 0;                // 0 = derived from slots and rings
   uint32_t mem_mb = 0;                    // EAL memory; 0 = derived from the pools
   double timeout_s = 600;                 // hard stop

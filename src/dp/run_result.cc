@@ -14,13 +14,13 @@ void map(JsonWriter& j, const char* key, const CounterMap& m) {
 uint64_t not_split(const CounterMap& park) {
   uint64_t n = 0;
   for (auto& [k, v] : park.values)
-    if (k.rfind("not_split", 0) == 0 || k == "unsplit") n += v;
+    if (k.rfind("not_split", 0) == 0 || k.rfind("unsliced", 0) == 0) n += v;
   return n;
 }
 uint64_t merged(const CounterMap& park) {
-  return park.get("merges") + park.get("releases") + park.get("splices");
+  return park.get("merges") + park.get("released") + park.get("spliced");
 }
-uint64_t splits(const CounterMap& park) { return park.get("splits") + park.get("slices"); }
+uint64_t splits(const CounterMap& park) { return park.get("splits") + park.get("sliced"); }
 }  // namespace
 
 std::string RunResult::to_json() const {
@@ -43,6 +43,13 @@ std::string RunResult::to_json() const {
   map(j, "counters", park);
   map(j, "nf", nf);
   map(j, "faults", faults);
+  if (reframe_on) {
+    j.begin_object("reframe");
+    j.value("slf_in", reframe_slf_in).value("slf_out", reframe_slf_out);
+    j.value("held", reframe_held).value("useless_wait_us", reframe_useless_wait_us);
+    for (auto& [k, v] : reframe.values) j.value(k, v);
+    j.end_object();
+  }
   j.end_object();
   return j.str();
 }

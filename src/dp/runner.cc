@@ -35,21 +35,39 @@ constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
 // The wire in front of the traffic port: input pcap -> mbufs -> the port's RX ring.
 class Feeder {
  public:
-  Feeder(trace::TraceReader& r, rte_mempool* pool, rte_ring* ring, std::vector<Nanos>& ts)
-      : reader_(r), pool_(pool), ring_(ring), ts_(ts) {}
+  // `primary`: where received frames land (the NIC-memory pool in nicmem mode); when it is
+  // empty they land in `pool` instead (nicmem's secondary ring), counted in `fallbacks`.
+  Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring,
+         std::vector<Nanos>& ts, bool pace)
+      : reader_(r), pool_(pool), primary_(primary), ring_(ring), ts_(ts), pace_(pace) {}
+  void start(Nanos now) { start_ = now; }
   // Enqueues up to one burst; returns packets fed. Sets done() at end of input.
-  uint32_t feed() {
+  uint32_t feed(Nanos now) {
     if (done_ || has_pending_) return 0;
     if (rte_ring_free_count(ring_) < kBurst || rte_ring_count(ring_) > 4 * kBurst) return 0;
     rte_mbuf* b[kBurst];
     uint32_t n = 0;
     trace::PacketRecord rec;
     while (n < kBurst) {
-      auto st = reader_.next(rec);
-      if (st != trace::ReadStatus::kPacket) {
-        done_ = true;
-        if (st == trace::ReadStatus::kError) error = reader_.error();
-        break;
+      if (has_paced_) {  // a packet read earlier, waiting for its time on the wire
+        if (now - start_ < paced_.ts - first_ts_) break;
+        rec = paced_;
+        has_paced_ = false;
+      } else {
+        auto st = reader_.next(rec);
+        if (st != trace::ReadStatus::kPacket) {
+          done_ = true;
+          if (st == trace::ReadStatus::kError) error = reader_.error();
+          break;
+        }
+        if (pace_) {
+          if (ts_.empty() && n == 0 && first_ts_ == INT64_MIN) first_ts_ = rec.ts;
+          if (now - start_ < rec.ts - first_ts_) {
+            paced_ = rec;
+            has_paced_ = true;
+            break;
+          }
+        }
       }
       rte_mbuf* m = to_mbuf(rec);
       if (!m) {  // pool empty: the pipeline holds too much; retry this packet later
@@ -66,18 +84,25 @@ class Feeder {
     }
     return n;
   }
-  bool done() const { return done_ && !has_pending_; }
-  uint64_t packets = 0, bytes = 0;
+  bool done() const { return done_ && !has_pending_ && !has_paced_; }
+  uint64_t packets = 0, bytes = 0, fallbacks = 0;
   std::string error;
 
  private:
+  rte_mbuf* alloc() {
+    if (primary_ != pool_) {
+      if (rte_mbuf* m = rte_pktmbuf_alloc(primary_)) return m;
+      ++fallbacks;
+    }
+    return rte_pktmbuf_alloc(pool_);
+  }
   rte_mbuf* to_mbuf(const trace::PacketRecord& rec) {
-    rte_mbuf* head = rte_pktmbuf_alloc(pool_);
+    rte_mbuf* head = alloc();
     if (!head) return nullptr;
     uint32_t off = 0;
     rte_mbuf* last = head;
     while (off < rec.len) {
-      rte_mbuf* seg = off == 0 ? head : rte_pktmbuf_alloc(pool_);
+      rte_mbuf* seg = off == 0 ? head : alloc();
       if (!seg) {
         rte_pktmbuf_free(head);
         return nullptr;
@@ -101,11 +126,13 @@ class Feeder {
   }
 
   trace::TraceReader& reader_;
-  rte_mempool* pool_;
+  rte_mempool *pool_, *primary_;
   rte_ring* ring_;
   std::vector<Nanos>& ts_;
-  bool done_ = false, has_pending_ = false;
-  trace::PacketRecord pending_;
+  bool pace_;
+  bool done_ = false, has_pending_ = false, has_paced_ = false;
+  trace::PacketRecord pending_, paced_;
+  Nanos start_ = 0, first_ts_ = INT64_MIN;
 
  public:
   // Retry a packet that found the pool empty.
@@ -176,7 +203,17 @@ int nf_thread_main(void* arg) {
   return 0;
 }
 
-bool uses_tags(Mode m) { return m == Mode::kPayloadPark; }
+bool uses_tags(Mode m) { return m == Mode::kPayloadPark || m == Mode::kQueueMem; }
+
+// Packets a mode may hold at once, which the pools must be able to supply on top of the rings.
+uint32_t mode_holds(const RunConfig& c) {
+  switch (c.mode) {
+    case Mode::kPayloadPark: return c.park.slots * std::max<uint32_t>(c.park.slices, 1);
+    case Mode::kQueueMem: return uint32_t(2 * c.queuemem.max_held());
+    case Mode::kNfSlicer: return uint32_t(c.slicer.entries) * std::max<uint32_t>(c.slicer.cores, 1);
+    default: return 0;
+  }
+}
 
 }  // namespace
 
@@ -204,8 +241,9 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   }
 
   // Pool sizing: every slot may hold a parked packet, plus what the rings and backlogs hold.
-  const uint32_t parked = uses_tags(cfg.mode) ? cfg.park.slots * std::max<uint32_t>(cfg.park.slices, 1) : 0;
-  const uint32_t pool_n = cfg.pool_mbufs ? cfg.pool_mbufs : parked + 6 * kRing + 4096;
+  const uint32_t reframe_hold = cfg.reframe_us > 0 ? 16384 : 0;
+  const uint32_t pool_n =
+      cfg.pool_mbufs ? cfg.pool_mbufs : mode_holds(cfg) + reframe_hold + 6 * kRing + 4096;
   const uint64_t bytes = uint64_t(pool_n) * (kDataRoom + kHeaderRoom + 3 * 256) + (64ull << 20);
   EalOptions eo;
   eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : unsigned(bytes * 2 / (1 << 20)) + 128;
@@ -221,7 +259,11 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     rte_mempool* pkts = rte_pktmbuf_pool_create("pkts", pool_n, 256, 0, kDataRoom, 0);
     rte_mempool* hdrs = rte_pktmbuf_pool_create("hdrs", pool_n, 256, 0, kHeaderRoom, 0);
     rte_mempool* ind = rte_pktmbuf_pool_create("ind", pool_n, 256, 0, 0, 0);
-    if (!pkts || !hdrs || !ind) {
+    // nicmem: frames land in a fixed-size "NIC memory" pool, host memory when it is empty.
+    rte_mempool* nic = cfg.mode == Mode::kNicmem
+                           ? rte_pktmbuf_pool_create("nicmem", cfg.nicmem_mbufs, 0, 0, kDataRoom, 0)
+                           : pkts;
+    if (!pkts || !hdrs || !ind || !nic) {
       err = "cannot create mempools of " + std::to_string(pool_n) + " mbufs (raise --mem-mb)";
       eal_cleanup();
       return 1;
@@ -230,7 +272,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     res.ran = true;
     Port traffic, sw_nf, nf_side;
     rte_ring *wire_in = nullptr, *wire_out = nullptr;
-    auto mode = make_switch_mode(cfg, err);
+    auto mode = make_switch_mode(cfg, nic, err);
     if (!mode || !Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) ||
         !Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing)) {
       eal_cleanup();
@@ -238,9 +280,21 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     std::optional<park::TagFormat> fmt;
     if (uses_tags(cfg.mode)) fmt = cfg.park.format;
-    NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pkts);
+    NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pkts,
+                    cfg.mode == Mode::kNfSlicer);
+    if (cfg.reframe_us > 0) {
+      reframe::ReorderConfig rc;
+      rc.t_buff = Nanos(cfg.reframe_us * 1000);
+      rc.max_held_packets = reframe_hold;
+      if (std::string e = rc.validate(); !e.empty()) {
+        err = "reframe: " + e;
+        eal_cleanup();
+        return 2;
+      }
+      server.set_reframer(rc);
+    }
     std::vector<Nanos> ts;
-    Feeder feeder(reader, pkts, wire_in, ts);
+    Feeder feeder(reader, pkts, nic, wire_in, ts, cfg.pace);
     Writer out(cfg.out_path.empty() ? nullptr : &writer, wire_out, ts);
 
     NfThread nft{&server, &nf_side};
@@ -250,6 +304,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     std::signal(SIGTERM, on_signal);
     SteadyClock clock;
     const Nanos start = clock.now();
+    feeder.start(start);
     const Nanos quiet = std::max<Nanos>(2 * kMilli, Nanos(cfg.faults.delay_us * 3000));
     Nanos last_activity = start, next_progress = start + 2 * kSecond;
     uint64_t seen_nf_activity = 0;
@@ -260,7 +315,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     rte_mbuf* b[kBurst];
     for (;;) {
       const Nanos now = clock.now();
-      uint32_t work = feeder.retry() + (g_stop ? 0 : feeder.feed());
+      uint32_t work = feeder.retry() + (g_stop ? 0 : feeder.feed(now));
       // Switch: traffic -> NF.
       if (sw_nf.flush() && traffic.flush()) {
         uint16_t n = traffic.rx(b, kBurst);
@@ -348,7 +403,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     res.packets_from_nf = sw_nf.rx_packets;
     res.bytes_from_nf = sw_nf.rx_bytes;
     res.nf_drops = server.nf_drops;
-    res.switch_drops = mode->drops();
+    res.switch_drops = mode->drops() + server.coalesced;
     if (const FaultCounters* f = server.faults()) {
       res.fault_drops = f->dropped;
       res.duplicates = f->duplicated;
@@ -376,7 +431,19 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     traffic.stop();
     sw_nf.stop();
     nf_side.stop();
-    res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind);
+    res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
+                     rte_mempool_full(nic);
+    if (nic != pkts) res.park.values["nicmem_fallbacks"] = feeder.fallbacks;
+    if (const auto* rf = server.reframer()) {
+      const auto& st = rf->stats();
+      res.reframe_on = true;
+      res.reframe_slf_in = st.slf_in();
+      res.reframe_slf_out = st.slf_out();
+      res.reframe_held = st.held;
+      res.reframe_useless_wait_us = double(st.useless_wait_ns) / 1000;
+      rf->counters(res.reframe.sink());
+      res.drops.values["reframe_coalesced"] = server.coalesced;
+    }
     if (!res.pools_full && rc == 0) {
       err = "mbuf leak: pools not full at exit (pkts " + std::to_string(rte_mempool_avail_count(pkts)) +
             "/" + std::to_string(pool_n) + ", hdrs " + std::to_string(rte_mempool_avail_count(hdrs)) +

@@ -30,6 +30,10 @@ struct RunResult {
   CounterMap park;       // the mode's counters
   CounterMap nf;         // the chain's counters
   CounterMap faults;
+  CounterMap reframe;    // Reframer's counters, when it ran
+  bool reframe_on = false;
+  double reframe_slf_in = 0, reframe_slf_out = 0, reframe_useless_wait_us = 0;
+  uint64_t reframe_held = 0;
   uint64_t held_at_exit = 0;
   bool pools_full = false;
   bool ran = false;      // the dataplane started (false: nothing to report)

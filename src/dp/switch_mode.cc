@@ -1,26 +1,45 @@
 #include "dp/switch_mode.h"
 
 #include "dp/mbuf_ops.h"
+#include "dp/port.h"
+#include "park/emitter.h"
+#include "park/host_boundary.h"
 #include "park/payload_park.h"
+#include "park/queue_mem.h"
+#include "park/slicer.h"
 
 namespace nfpark::dp {
 
 namespace {
 
-// Baseline: no split, packets go whole to the NF and come back whole.
+uint32_t header_len(rte_mbuf* m) {
+  PacketLayout L = parse_packet(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
+  return L.ok() ? L.payload_off : std::min<uint32_t>(m->data_len, 64);
+}
+
+// Baseline ("host" for the NIC modes): packets go whole to the NF server and back.
 class Baseline final : public SwitchMode {
  public:
+  Baseline() : hb_(park::HostMode::kHost) {}
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+    for (uint16_t i = 0; i < n; ++i) {
+      hb_.rx_host(p[i]->pkt_len);
+      hb_.nf(header_len(p[i]));
+    }
     nf.insert(nf.end(), p, p + n);
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) hb_.tx_host(p[i]->pkt_len);
     out.insert(out.end(), p, p + n);
   }
   void drain(std::vector<rte_mbuf*>&) override {}
-  void report(const CounterSink&) const override {}
+  void report(const CounterSink& s) const override { hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); }); }
   uint64_t drops() const override { return 0; }
   uint64_t held() const override { return 0; }
   void drop_reasons(const CounterSink&) const override {}
+
+ private:
+  park::HostBoundary hb_;
 };
 
 class PayloadParkMode final : public SwitchMode {
@@ -58,16 +77,203 @@ class PayloadParkMode final : public SwitchMode {
   park::PayloadPark<MbufOps> pp_;
 };
 
+// Moves what a park mode emitted into the engine's vector.
+void move_out(park::Emitter<rte_mbuf*>& e, std::vector<rte_mbuf*>& v) {
+  v.insert(v.end(), e.data(), e.data() + e.size());
+  e.clear();
+}
+
+class QueueMemMode final : public SwitchMode {
+ public:
+  explicit QueueMemMode(const park::QueueMemConfig& c)
+      : qm_(c), nf_(4 * kBurst), out_(c.max_held() + 4 * kBurst) {}
+  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) qm_.split(p[i], 0, nf_, out_);
+    move_out(nf_, nf);
+    move_out(out_, out);  // a recovery releases a stalled batch during split
+  }
+  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) qm_.merge(p[i], 0, out_);
+    move_out(out_, out);
+  }
+  void drain(std::vector<rte_mbuf*>& out) override {
+    qm_.drain(out_);
+    move_out(out_, out);
+  }
+  void report(const CounterSink& s) const override {
+    qm_.report(s);
+    s("paused_queues_at_exit", qm_.paused_queues());
+  }
+  // Packet drops the switch is the first to see. A payload dropped because its header was lost
+  // (header_lost, stranded) was already counted where the header was lost (NF or fault).
+  uint64_t drops() const override {
+    const auto& c = qm_.counters();
+    return c.drop_id_mismatch + c.drop_no_headroom + c.bad_tag + c.stale_headers + c.duplicate_headers;
+  }
+  uint64_t held() const override { return qm_.counters().held_pkts; }
+  void drop_reasons(const CounterSink& s) const override {
+    const auto& c = qm_.counters();
+    s("id_mismatch", c.drop_id_mismatch);
+    s("no_headroom", c.drop_no_headroom);
+    s("bad_tag", c.bad_tag);
+    s("stale_header", c.stale_headers);
+    s("duplicate_header", c.duplicate_headers);
+  }
+
+ private:
+  park::QueueMem<MbufOps> qm_;
+  park::Emitter<rte_mbuf*> nf_, out_;
+};
+
+// NFSlicer: the NIC shim in front of the NF server slices large packets on the way to the host
+// and splices them on the way back.
+class SlicerMode final : public SwitchMode {
+ public:
+  explicit SlicerMode(const park::SlicerConfig& c) : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
+  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+    for (uint16_t i = 0; i < n; ++i) {
+      uint32_t wire = p[i]->pkt_len;
+      size_t before = host_.size();
+      sl_.split(p[i], 0, host_, wire_);
+      if (host_.size() > before) {
+        rte_mbuf* h = host_[host_.size() - 1];
+        hb_.rx_nfslicer(wire, h->pkt_len);
+        hb_.nf(header_len(h));
+      }
+    }
+    move_out(host_, nf);
+  }
+  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) {
+      uint32_t host_len = p[i]->pkt_len;
+      size_t before = wire_.size();
+      sl_.merge(p[i], wire_);
+      if (wire_.size() > before) hb_.tx_nfslicer(wire_[wire_.size() - 1]->pkt_len, host_len);
+    }
+    move_out(wire_, out);
+  }
+  void drain(std::vector<rte_mbuf*>&) override { sl_.drain(); }
+  void report(const CounterSink& s) const override {
+    sl_.report(s);
+    hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
+  }
+  uint64_t drops() const override {
+    const auto& c = sl_.counters();
+    return c.split_drops() + c.merge_drops();
+  }
+  uint64_t held() const override {
+    const auto& c = sl_.counters();
+    return c.sliced - c.spliced - c.expired - c.stranded_at_exit;
+  }
+  void drop_reasons(const CounterSink& s) const override {
+    const auto& c = sl_.counters();
+    s("no_headroom", c.split_no_headroom + c.merge_no_headroom);
+    s("bad_token", c.drop_bad_token + c.drop_bad_length);
+    s("expired", c.drop_expired);
+    s("generation_mismatch", c.drop_generation);
+  }
+
+ private:
+  park::Slicer<MbufOps> sl_;
+  park::HostBoundary hb_;
+  park::Emitter<rte_mbuf*> host_, wire_;
+};
+
+// nicmem and split: the NIC splits each received frame into a header segment in host memory and
+// a payload segment (in NIC memory for nicmem, in host memory for split); the NF touches only
+// the first segment; TX gathers both. Ports that offer RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT do the
+// split in hardware; here the shim does it in software with the same result: the header bytes
+// are written into a host buffer and the payload stays where it was received.
+class NicSplitMode final : public SwitchMode {
+ public:
+  NicSplitMode(park::HostMode m, uint32_t hdr_bytes, rte_mempool* nic_pool)
+      : hb_(m), hdr_bytes_(hdr_bytes), nic_pool_(nic_pool) {}
+  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = p[i];
+      const bool in_nic = m->pool == nic_pool_;
+      uint32_t hdr = std::max(hdr_bytes_, header_len(m));
+      hdr = std::min<uint32_t>(hdr, m->data_len);
+      rte_mbuf* h = hdr < m->pkt_len ? split_head(m, hdr) : nullptr;
+      if (!h) {  // nothing to split off (or no header buffer): the frame goes as one segment
+        ++unsplit_;
+        h = m;
+        hdr = m->pkt_len;
+      }
+      const uint32_t data = h->pkt_len - hdr;
+      if (hb_.mode() == park::HostMode::kNicmem) hb_.rx_nicmem(hdr, data, in_nic);
+      else hb_.rx_split(hdr, data);
+      hb_.nf(header_len(h));
+      nf.push_back(h);
+    }
+  }
+  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = p[i];
+      const uint32_t hdr = m->data_len, data = m->pkt_len - hdr;
+      const bool in_nic = m->next && m->next->pool == nic_pool_;
+      if (hb_.mode() == park::HostMode::kNicmem) hb_.tx_nicmem(hdr, data, in_nic);
+      else hb_.tx_split(hdr, data);
+      out.push_back(m);  // multi-segment: the port gathers header + payload
+    }
+  }
+  void drain(std::vector<rte_mbuf*>&) override {}
+  void report(const CounterSink& s) const override {
+    hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
+    s("not_split_one_segment", unsplit_);
+  }
+  uint64_t drops() const override { return 0; }
+  uint64_t held() const override { return 0; }
+  void drop_reasons(const CounterSink&) const override {}
+
+ private:
+  // A header segment from the header pool holding m's first `hdr` bytes, chained to m with those
+  // bytes removed. The payload is not moved.
+  rte_mbuf* split_head(rte_mbuf* m, uint32_t hdr) {
+    rte_mbuf* h = rte_pktmbuf_alloc(MbufOps::pools.headers);
+    if (!h) return nullptr;
+    std::memcpy(rte_pktmbuf_append(h, uint16_t(hdr)), rte_pktmbuf_mtod(m, uint8_t*), hdr);
+    MbufMeta::seq(h) = MbufMeta::seq(m);
+    h->port = m->port;
+    rte_pktmbuf_adj(m, uint16_t(hdr));
+    if (rte_pktmbuf_chain(h, m) != 0) {  // too many segments: undo
+      rte_pktmbuf_prepend(m, uint16_t(hdr));
+      rte_pktmbuf_free(h);
+      return nullptr;
+    }
+    return h;
+  }
+  park::HostBoundary hb_;
+  uint32_t hdr_bytes_;
+  rte_mempool* nic_pool_;
+  uint64_t unsplit_ = 0;
+};
+
 }  // namespace
 
-std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, std::string& err) {
+std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* nic_pool, std::string& err) {
   switch (cfg.mode) {
     case Mode::kBaseline: return std::make_unique<Baseline>();
     case Mode::kPayloadPark: return std::make_unique<PayloadParkMode>(cfg.park);
-    default:
-      err = "mode '" + std::string(to_string(cfg.mode)) + "' is not available in this build yet";
-      return nullptr;
+    case Mode::kQueueMem: {
+      if (std::string e = cfg.queuemem.validate(); !e.empty()) {
+        err = "queuemem: " + e;
+        return nullptr;
+      }
+      return std::make_unique<QueueMemMode>(cfg.queuemem);
+    }
+    case Mode::kNfSlicer: {
+      if (auto e = park::check(cfg.slicer)) {
+        err = "nfslicer: " + *e;
+        return nullptr;
+      }
+      return std::make_unique<SlicerMode>(cfg.slicer);
+    }
+    case Mode::kNicmem: return std::make_unique<NicSplitMode>(park::HostMode::kNicmem, cfg.header_segment, nic_pool);
+    case Mode::kSplit: return std::make_unique<NicSplitMode>(park::HostMode::kSplit, cfg.header_segment, nic_pool);
   }
+  err = "unknown mode";
+  return nullptr;
 }
 
 }  // namespace nfpark::dp

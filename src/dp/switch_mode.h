@@ -31,6 +31,8 @@ class SwitchMode {
   virtual void drop_reasons(const CounterSink& sink) const = 0;
 };
 
-std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, std::string& err);
+// `nic_pool`: the NIC-memory pool (nicmem mode), or nullptr.
+std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* nic_pool,
+                                             std::string& err);
 
 }  // namespace nfpark::dp

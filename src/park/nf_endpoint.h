@@ -5,7 +5,9 @@
 //
 // The NF server does not validate tags (it has no key): it only reads where the tag is and what
 // it says. The switch validates everything that comes back. Whole packets in baseline mode carry
-// no tag (`format` = nullopt).
+// no tag (`format` = nullopt). Behind an NFSlicer shim the packets carry NFSlicer's token
+// instead (`slicer`): there is no drop notification (the NIC reclaims by TTL), so NF drops are
+// freed here.
 #pragma once
 #include <optional>
 
@@ -13,6 +15,7 @@
 #include "core/bytes.h"
 #include "park/buffer_ops.h"
 #include "park/payload_park.h"
+#include "park/slicer_token.h"
 #include "park/tag.h"
 
 namespace nfpark::park {
@@ -28,8 +31,8 @@ template <BufferOps B>
 class NfEndpoint {
  public:
   using Handle = typename B::Handle;
-  NfEndpoint(std::optional<TagFormat> format, bool notify_drops)
-      : format_(format), notify_(notify_drops) {}
+  NfEndpoint(std::optional<TagFormat> format, bool notify_drops, bool slicer = false)
+      : format_(slicer ? std::nullopt : format), notify_(notify_drops), slicer_(slicer) {}
 
   // Fills the NF's view of `h`. `tag_at` is set to the tag's offset, or 0 when untagged.
   void view(Handle h, PacketView& v, uint32_t& tag_at) {
@@ -38,6 +41,12 @@ class NfEndpoint {
     v.layout = parse_packet(v.data, v.len);
     v.wire_len = B::pkt_len(h);
     tag_at = 0;
+    if (slicer_) {
+      SliceInfo si = inspect_slice(v.data, v.len, v.wire_len, v.layout);
+      v.wire_len = si.wire_len;
+      ++(si.mark == SliceMark::kSliced ? ctr_.header_only : ctr_.whole);
+      return;  // the token is never touched by the NF side
+    }
     if (!format_ || !taggable(v.layout)) {
       ++ctr_.whole;
       return;
@@ -81,6 +90,7 @@ class NfEndpoint {
  private:
   std::optional<TagFormat> format_;
   bool notify_;
+  bool slicer_;
   NfEndpointCounters ctr_;
 };
 
