@@ -7,7 +7,7 @@
 // Counters: packets, bytes (wire_len, the original frame length), flows_active, flows_created,
 //           flows_expired, untracked (table full: counted in the totals, not per flow),
 //           not_ip (no flow key: counted in the totals only).
-// Cost:     see bench/nf_bench.cc ("counter").
+// Cost:     53 ns/pkt at 1k flows, 88 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
 // Refs:     FastClick AggregateCounter / FlowIPManager; NFSlicer/QUEUE-MEM "flow counter".
 //
 // Theory of operation. Each IP packet's 5-tuple (direction-sensitive) is found or inserted in

@@ -9,7 +9,8 @@
 //           64 B (one cache line), so a slot costs 68 B and a flow at most 68 * 2.5 = 170 B at the
 //           worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots -> 136 MiB.
 // Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
-// Cost:     one lookup = one hash + 1 tag line + 1 entry line; see bench/nf_bench.cc (flowtable).
+// Cost:     one hash + 1-2 tag lines + 1 entry line; batched (hash all, prefetch tags, prefetch
+//           entries): 25 ns/lookup at 1k flows, 60 at 1M (416 one by one), nf_bench flowtable.
 //
 // Theory of operation. Buckets hold 16 slots, whose tags fill one cache line. A key hashes to two
 // candidate buckets (b1 = low bits of the hash, b2 = b1 xor a function of the tag), like a cuckoo

@@ -10,7 +10,7 @@
 //           4 B tag per slot; 65536 flows -> 2^17 slots -> 8.5 MiB; 1M flows -> 136 MiB).
 // Counters: balanced, new_flows, rerouted (backend removed under a flow), conn_table_full
 //           (flow balanced by Maglev alone, not pinned), passthrough (IPv6, non-IP, not a VIP).
-// Cost:     see bench/nf_bench.cc ("lb").
+// Cost:     64 ns/pkt at 1k flows, 123 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
 // Refs:     Eisenbud et al., Maglev (NSDI'16); Katran (connection table + Maglev).
 //
 // Theory of operation. A packet to a VIP (or any IPv4 packet when no VIP is configured) is

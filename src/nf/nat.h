@@ -12,7 +12,7 @@
 //           = 142 MB, i.e. ~142 B per flow at 50% load (~85 B/flow at 80% load).
 // Counters: outbound, inbound, passthrough, flows_created, flows_expired, ports_reclaimed,
 //           drop.pool_exhausted, drop.table_full, drop.no_mapping, drop.unsupported.
-// Cost:     see bench/nf_bench.cc ("nat").
+// Cost:     92 ns/pkt at 1k flows, 181 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
 // Refs:     RFC 3022 (NAPT), RFC 4787 (REQ-2 paired pooling, endpoint-dependent filtering),
 //           VigNAT (Zaostrovnykh et al., SIGCOMM'17), MazuNAT (Click), BESS nat.h.
 //

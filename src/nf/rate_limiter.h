@@ -9,7 +9,7 @@
 //           -> 8.5 MiB; 1M flows -> 136 MiB).
 // Counters: rx, tx, tx_bytes, drop.rate_exceeded, drop_bytes, flows_active, flows_expired,
 //           untracked (table full: passed unmetered), not_ip (passed unmetered).
-// Cost:     see bench/nf_bench.cc ("ratelimit").
+// Cost:     60 ns/pkt at 1k flows, 115 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
 // Refs:     token bucket as in RFC 2697 §3 (one bucket, C only); QUEUE-MEM's per-flow limiter.
 //
 // Theory of operation. Token arithmetic is exact integer arithmetic in "bit-nanoseconds":
