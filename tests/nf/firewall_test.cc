@@ -1,12 +1,15 @@
 #include "nf/firewall.h"
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "core/packet_builder.h"
 #include "nf/acl_classifier.h"
+#include "nf/aes.h"
+#include "nf/meter.h"
 
 namespace nfpark::nf {
 namespace {
@@ -132,6 +135,47 @@ TEST(Firewall, RulesFileFromConfig) {
   EXPECT_FALSE(Firewall::create(cfg, err));
   EXPECT_EQ(err, path + ":2: unknown field 'bogus' (expected src, dst, sport, dport, proto)");
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace nfpark::nf
+
+namespace nfpark::nf {
+namespace {
+
+TEST(ClassifyConfigs, FirewallMeterAesParseTomlAndNameBadKeys) {
+  std::string e;
+  FirewallConfig f;
+  ASSERT_TRUE(
+      FirewallConfig::parse(toml::parse("generated_rules = 500\ndefault_action = \"deny\""), f, e))
+      << e;
+  EXPECT_EQ(f.generated_rules, 500u);
+  EXPECT_EQ(f.default_action, AclAction::kDeny);
+  EXPECT_FALSE(FirewallConfig::parse(toml::parse("default_action = \"block\""), f, e));
+  EXPECT_EQ(e, "default_action: expected \"allow\" or \"deny\"");
+
+  MeterConfig m;
+  ASSERT_TRUE(MeterConfig::parse(
+      toml::parse("mode = \"trtcm\"\ncir = 1000\npir = 2000\nper_flow = true\nred_dscp = -1"), m,
+      e))
+      << e;
+  EXPECT_EQ(m.mode, MeterConfig::Mode::kTrTcm);
+  EXPECT_EQ(m.pir, 2000u);
+  EXPECT_TRUE(m.per_flow);
+  EXPECT_EQ(m.red_dscp, -1);
+  EXPECT_FALSE(MeterConfig::parse(toml::parse("cirr = 5"), m, e));
+  EXPECT_NE(e.find("unknown key 'cirr'"), std::string::npos);
+
+  AesConfig a;
+  ASSERT_TRUE(AesConfig::parse(
+      toml::parse(
+          "op = \"encrypt\"\nfield = \"l4_ports\"\nkey = \"00112233445566778899aabbccddeeff\""),
+      a, e))
+      << e;
+  EXPECT_EQ(a.op, AesConfig::Op::kEncrypt);
+  EXPECT_EQ(a.field, AesConfig::Field::kL4Ports);
+  EXPECT_FALSE(AesConfig::parse(toml::parse("key = \"zz112233445566778899aabbccddeeff\""), a, e));
+  EXPECT_EQ(e, "key: 'zz' is not a hex byte");
 }
 
 }  // namespace

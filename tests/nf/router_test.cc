@@ -1,6 +1,7 @@
 #include "nf/router.h"
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <cstring>
 #include <vector>
@@ -106,6 +107,30 @@ TEST(Router, HeaderOnlyEqualsWholePacket) {
     EXPECT_EQ(split, whole);
     EXPECT_TRUE(verify_checksums(split.data(), parse_packet(split.data(), n)));
   }
+}
+
+}  // namespace
+}  // namespace nfpark::nf
+
+namespace nfpark::nf {
+namespace {
+
+TEST(RouterConfig, ParsesTomlAndRejectsBadKeys) {
+  auto t = toml::parse(R"(port_mac = "02:00:00:00:09:09"
+routes = ["10.0.0.0/8 via 02:00:00:00:00:0a", "2001:db8::/32 via 02:00:00:00:00:0b"]
+default_via = "none")");
+  RouterConfig c;
+  std::string e;
+  ASSERT_TRUE(RouterConfig::parse(t, c, e)) << e;
+  EXPECT_EQ(c.port_mac[4], 0x09);
+  EXPECT_EQ(c.routes.size(), 2u);
+  EXPECT_EQ(c.default_via, "none");
+  auto bad = toml::parse(R"(routes = ["10.0.0.0/8 to 02:00:00:00:00:0a"])");
+  EXPECT_FALSE(RouterConfig::parse(bad, c, e));
+  EXPECT_NE(e.find("expected 'PREFIX via MAC'"), std::string::npos) << e;
+  auto typo = toml::parse("port_mack = \"x\"");
+  EXPECT_FALSE(RouterConfig::parse(typo, c, e));
+  EXPECT_NE(e.find("unknown key 'port_mack'"), std::string::npos) << e;
 }
 
 }  // namespace
