@@ -21,6 +21,13 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
     c.mode = *m;
   }
   if (a.has("chain")) c.chain = a.get("chain");
+  if (a.has("role")) {
+    auto r = dp::parse_role(a.get("role"));
+    if (!r) return err = "--role: expected all, switch or nf", false;
+    c.role = *r;
+  }
+  if (a.has("nf-port")) c.nf_port = a.get("nf-port");
+  if (a.has("port")) c.port = a.get("port");
   if (a.has("in")) c.in_path = a.get("in");
   if (a.has("out")) c.out_path = a.get("out");
   if (a.has("nf-lcore")) c.nf_lcore = true;
@@ -36,7 +43,7 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
   } fracs[] = {{"nf-drop", &c.faults.drop, true},       {"nf-dup", &c.faults.dup, true},
                {"nf-reorder", &c.faults.reorder, true}, {"nf-corrupt-tag", &c.faults.corrupt_tag, true},
                {"nf-delay-us", &c.faults.delay_us, false}, {"reframe", &c.reframe_us, false},
-               {"timeout", &c.timeout_s, false}};
+               {"timeout", &c.timeout_s, false},        {"idle-exit", &c.idle_exit_s, false}};
   for (auto& f : fracs) {
     if (!a.has(f.flag)) continue;
     if (!a.get_double(f.flag, d)) return err = a.error(), false;
@@ -114,6 +121,10 @@ int run_main(int argc, char** argv) {
       .option("seed", "S", "seed for the fault injector", "1")
       .option("reframe", "T_US", "put Reframer (T_buff in µs) in front of the chain", "0")
       .option("timeout", "S", "stop after S seconds", "600")
+      .option("role", "R", "all (switch + NF server here) | switch | nf (separate processes)", "all")
+      .option("nf-port", "SPEC", "role switch: port to the NF server, e.g. vdev:net_memif0,role=server,socket=/tmp/nf.sock")
+      .option("port", "SPEC", "role nf: port to the switch, e.g. vdev:net_memif0,role=client,socket=/tmp/nf.sock")
+      .option("idle-exit", "S", "role nf: exit after S seconds without traffic (0: on SIGINT/SIGTERM)", "0")
       .option("mem-mb", "MB", "DPDK memory (default: derived from the pools)")
       .flag("nf-lcore", "run the NF server on a second lcore (default: inline)")
       .flag("no-drop-notify", "NF drops are freed at the server (no explicit-drop notification)")

@@ -26,6 +26,8 @@ struct MbufMeta {
   static int offset;   // dynfield offset, registered by register_meta()
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
+  // A packet that came from another process (its sequence number did not travel with it).
+  static constexpr uint64_t kUnknown = ~0ull;
 };
 
 struct MbufOps {

@@ -15,6 +15,13 @@ std::optional<Mode> parse_mode(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Role> parse_role(std::string_view s) {
+  if (s == "all") return Role::kAll;
+  if (s == "switch") return Role::kSwitch;
+  if (s == "nf") return Role::kNf;
+  return std::nullopt;
+}
+
 std::string_view to_string(Mode m) {
   switch (m) {
     case Mode::kBaseline: return "baseline";
@@ -135,7 +142,14 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
   auto m = parse_mode(mode);
   if (!m) return run.fail("mode", "one of baseline, payloadpark, queuemem, nfslicer, nicmem, split");
   cfg.mode = *m;
-  std::string in, out;
+  std::string in, out, role = "all";
+  if (!run.get("role", role)) return false;
+  auto r = parse_role(role);
+  if (!r) return run.fail("role", "one of all, switch, nf");
+  cfg.role = *r;
+  if (!run.get("nf_port", cfg.nf_port) || !run.get("port", cfg.port) ||
+      !run.get("idle_exit_s", cfg.idle_exit_s))
+    return false;
   if (!run.get("chain", cfg.chain) || !run.get("in", in) || !run.get("out", out) ||
       !run.get("nf_lcore", cfg.nf_lcore) || !run.get("notify_drops", cfg.notify_drops) ||
       !run.get("reframe_us", cfg.reframe_us) || !run.get("timeout_s", cfg.timeout_s) ||

@@ -14,6 +14,11 @@
 
 namespace nfpark::dp {
 
+// Which roles this process plays: both (embedded, NF link = in-process rings), only the switch
+// (NF link = an external port, e.g. memif to another process), or only the NF server.
+enum class Role : uint8_t { kAll, kSwitch, kNf };
+std::optional<Role> parse_role(std::string_view s);
+
 enum class Mode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicmem, kSplit };
 std::optional<Mode> parse_mode(std::string_view s);
 std::string_view to_string(Mode m);
@@ -27,6 +32,11 @@ struct Faults {
 
 struct RunConfig {
   Mode mode = Mode::kBaseline;
+  Role role = Role::kAll;
+  std::string nf_port;                    // role switch: the port to the NF server (vdev:...)
+  std::string port;                       // role nf: the port to the switch (vdev:...)
+  double idle_exit_s = 0;                 // role nf: exit after this long without traffic
+                                          // once traffic was seen (0: run until SIGINT/SIGTERM)
   std::string chain = "forward";
   std::string in_path, out_path;          // pcap replay in / pcap written out
   park::ParkConfig park;                  // PayloadPark parameters ([park])

@@ -165,8 +165,11 @@ class Writer {
       bytes += m->pkt_len;
       if (w_) {
         const uint8_t* d = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, buf_.data()));
+        // Stamp with the input time; a packet whose sequence number was lost in another process
+        // (whole packets back from an external NF) takes the previous packet's time.
         uint64_t seq = MbufMeta::seq(m);
-        if (!w_->write(seq < ts_.size() ? ts_[seq] : 0, d, m->pkt_len, m->pkt_len)) failed = true;
+        if (seq < ts_.size()) last_ts_ = ts_[seq];
+        if (!w_->write(last_ts_, d, m->pkt_len, m->pkt_len)) failed = true;
       }
       rte_pktmbuf_free(m);
     }
@@ -181,6 +184,7 @@ class Writer {
   rte_ring* ring_;
   const std::vector<Nanos>& ts_;
   std::vector<uint8_t> buf_;
+  Nanos last_ts_ = 0;
 };
 
 struct NfThread {
@@ -219,6 +223,11 @@ uint32_t mode_holds(const RunConfig& c) {
 
 int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   res.mode = std::string(to_string(cfg.mode));
+  if (cfg.role == Role::kNf) return run_nf_role(cfg, res, err);
+  if (cfg.role == Role::kSwitch && cfg.nf_port.empty()) {
+    err = "role switch needs the port to the NF server: --nf-port vdev:net_memif0,role=server,...";
+    return 2;
+  }
   if (cfg.in_path.empty()) {
     err = "no input: give --in FILE.pcap (or [run] in = \"...\" in the config)";
     return 2;
@@ -234,7 +243,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     return 2;
   }
   std::string cerr;
-  auto chain = nf::build_chain(cfg.chain, cfg.nf_config.get(), cerr);
+  auto chain = nf::build_chain(cfg.role == Role::kSwitch ? "forward" : cfg.chain,
+                               cfg.nf_config.get(), cerr);
   if (!chain) {
     err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr;
     return 2;
@@ -273,8 +283,10 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     Port traffic, sw_nf, nf_side;
     rte_ring *wire_in = nullptr, *wire_out = nullptr;
     auto mode = make_switch_mode(cfg, nic, err);
+    const bool external_nf = cfg.role == Role::kSwitch;
     if (!mode || !Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) ||
-        !Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing)) {
+        !(external_nf ? Port::open(cfg.nf_port, pkts, sw_nf, err)
+                      : Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing))) {
       eal_cleanup();
       return mode ? 1 : 2;
     }
@@ -298,14 +310,16 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     Writer out(cfg.out_path.empty() ? nullptr : &writer, wire_out, ts);
 
     NfThread nft{&server, &nf_side};
-    if (cfg.nf_lcore) rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
+    if (cfg.nf_lcore && !external_nf) rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
 
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     SteadyClock clock;
     const Nanos start = clock.now();
     feeder.start(start);
-    const Nanos quiet = std::max<Nanos>(2 * kMilli, Nanos(cfg.faults.delay_us * 3000));
+    // How long nothing must move before the run is over: longer when the NF is another process.
+    const Nanos quiet = std::max<Nanos>(external_nf ? 200 * kMilli : 2 * kMilli,
+                                        Nanos(cfg.faults.delay_us * 3000));
     Nanos last_activity = start, next_progress = start + 2 * kSecond;
     uint64_t seen_nf_activity = 0;
     std::vector<rte_mbuf*> to_nf, to_out;
@@ -330,7 +344,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
         }
       }
       // NF server, inline.
-      if (!cfg.nf_lcore) {
+      if (external_nf) {
+      } else if (!cfg.nf_lcore) {
         uint16_t n = server.poll(nf_side, now);
         work += n + (server.held() ? 1 : 0);
       } else {
@@ -345,6 +360,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
         uint16_t n = sw_nf.rx(b, kBurst);
         if (n) {
           sw_nf.count_rx(b, n);
+          if (external_nf)
+            for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b[i]) = MbufMeta::kUnknown;
           to_out.clear();
           mode->from_nf(b, n, to_out);
           if (!to_out.empty()) traffic.tx(to_out.data(), uint16_t(to_out.size()));
@@ -356,7 +373,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       if ((feeder.done() || g_stop) && now - last_activity > quiet) {
         if (drained) break;
         // Nothing moves: release what the mode holds and go round once more to write it out.
-        if (!cfg.nf_lcore) server.flush(nf_side, now);
+        if (!cfg.nf_lcore && !external_nf) server.flush(nf_side, now);
         to_out.clear();
         mode->drain(to_out);
         if (!to_out.empty()) traffic.tx(to_out.data(), uint16_t(to_out.size()));
@@ -375,7 +392,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       }
     }
     if (cfg.progress && clock.now() - start > 2 * kSecond) std::fputc('\n', stderr);
-    if (cfg.nf_lcore) {
+    if (cfg.nf_lcore && !external_nf) {
       nft.stop = true;
       rte_eal_mp_wait_lcore();
     }
@@ -385,7 +402,12 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       rc = 2;
     }
     // Anything left anywhere (only on timeout or signal) is freed here.
-    while (sw_nf.rx(b, kBurst) || nf_side.rx(b, kBurst) || traffic.rx(b, kBurst)) {
+    for (;;) {
+      uint16_t n = sw_nf.rx(b, kBurst);
+      if (!external_nf) n += nf_side.rx(b + n, uint16_t(kBurst - n));
+      if (n < kBurst) n += traffic.rx(b + n, uint16_t(kBurst - n));
+      for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+      if (!n) break;
     }
     for (;;) {
       unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b), kBurst, nullptr);
@@ -419,7 +441,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     ds("fault_injected", res.fault_drops);
     mode->drop_reasons(ds);
     mode->report(res.park.sink());
-    server.chain().counters(res.nf.sink());
+    if (!external_nf) server.chain().counters(res.nf.sink());
     const auto& ep = server.endpoint();
     auto es = res.nf.sink("server.");
     es("header_only", ep.header_only);
@@ -430,7 +452,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
 
     traffic.stop();
     sw_nf.stop();
-    nf_side.stop();
+    if (!external_nf) nf_side.stop();
     res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
                      rte_mempool_full(nic);
     if (nic != pkts) res.park.values["nicmem_fallbacks"] = feeder.fallbacks;

@@ -47,5 +47,7 @@ struct RunResult {
 
 // Runs the config. Returns 0 on success, 1 if the run failed (with `err`), 2 on bad input.
 int run(const RunConfig& cfg, RunResult& res, std::string& err);
+// The NF-server role alone (nf_role.cc): serves `cfg.port` until a signal or idle exit.
+int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err);
 
 }  // namespace nfpark::dp

@@ -1,0 +1,86 @@
+// The NF server as a process of its own: it serves one port (memif, af_packet, a NIC) that
+// leads to a switch in another process, until SIGINT/SIGTERM or until it has been idle for
+// idle_exit_s after seeing traffic. Its result reports what the server saw and did.
+#include <rte_mbuf.h>
+
+#include <atomic>
+#include <csignal>
+
+#include "dp/eal.h"
+#include "dp/mbuf_ops.h"
+#include "dp/nf_server.h"
+#include "dp/port.h"
+#include "dp/runner.h"
+#include "nf/registry.h"
+
+namespace nfpark::dp {
+
+namespace {
+std::atomic<bool> g_nf_stop{false};
+void on_nf_signal(int) { g_nf_stop = true; }
+}  // namespace
+
+int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
+  if (cfg.port.empty()) {
+    err = "role nf needs the port to the switch: --port vdev:net_memif0,role=client,...";
+    return 2;
+  }
+  std::string cerr;
+  auto chain = nf::build_chain(cfg.chain, cfg.nf_config.get(), cerr);
+  if (!chain) {
+    err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr;
+    return 2;
+  }
+  const uint32_t pool_n = cfg.pool_mbufs ? cfg.pool_mbufs : 16384;
+  EalOptions eo;
+  eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256;
+  if (!eal_init(eo, err)) return 1;
+  int rc = 0;
+  {
+    MbufMeta::register_meta();
+    rte_mempool* pool = rte_pktmbuf_pool_create("nfpkts", pool_n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+    rte_mempool* hdrs = rte_pktmbuf_pool_create("nfhdrs", 1024, 0, 0, 256 + RTE_PKTMBUF_HEADROOM, 0);
+    rte_mempool* ind = rte_pktmbuf_pool_create("nfind", 1024, 0, 0, 0, 0);
+    Port port;
+    if (!pool || !hdrs || !ind || !Port::open(cfg.port, pool, port, err)) {
+      if (err.empty()) err = "cannot create the NF server's mempool (raise --mem-mb)";
+      eal_cleanup();
+      return 1;
+    }
+    MbufOps::pools = {pool, hdrs, ind};
+    res.ran = true;
+    std::optional<park::TagFormat> fmt;
+    if (cfg.mode == Mode::kPayloadPark) fmt = cfg.park.format;
+    if (cfg.mode == Mode::kQueueMem) fmt = park::TagFormat::kNfpark;
+    NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pool,
+                    cfg.mode == Mode::kNfSlicer);
+    std::signal(SIGINT, on_nf_signal);
+    std::signal(SIGTERM, on_nf_signal);
+    SteadyClock clock;
+    const Nanos start = clock.now();
+    Nanos last = start;
+    while (!g_nf_stop) {
+      const Nanos now = clock.now();
+      if (server.poll(port, now) || server.held() || port.backlogged()) last = now;
+      if (cfg.idle_exit_s > 0 && server.rx > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) break;
+      if (now - start > Nanos(cfg.timeout_s * 1e9)) break;
+    }
+    server.flush(port, clock.now());
+    for (int i = 0; i < 1000 && !port.flush(); ++i) {
+    }
+    res.seconds = double(clock.now() - start) / 1e9;
+    res.packets_in = server.rx;
+    res.packets_from_nf = port.tx_packets;
+    res.bytes_from_nf = port.tx_bytes;
+    res.nf_drops = server.nf_drops;
+    server.chain().counters(res.nf.sink());
+    auto ds = res.drops.sink();
+    ds("nf", res.nf_drops);
+    port.stop();
+    res.pools_full = rte_mempool_full(pool);
+  }
+  eal_cleanup();
+  return rc;
+}
+
+}  // namespace nfpark::dp
