@@ -31,7 +31,8 @@
 // port to the tail of a FIFO free ring (so a port is reused as late as possible) and clears its
 // reverse entry. A full pool (all ports live) or a full table drops the packet and counts it;
 // nothing blocks and the next expiry frees a port. IPv6 and non-IP packets pass unchanged
-// (counted in passthrough); IPv4 packets without an L4 header (non-first fragments), other
+// (counted in passthrough); no TCP state is tracked (FIN/RST do not end a mapping, idleness
+// does). IPv4 packets without an L4 header (non-first fragments), other
 // protocols and ICMP other than echo request/reply are dropped (drop.unsupported): passing them
 // would leak inside addresses. Checksums are patched incrementally (rewrite.h).
 #pragma once

@@ -157,8 +157,19 @@ bool nat_params(Params& p, NatConfig& c) {
     p.error = "[nf.nat] external: at most 256 addresses, got " + std::to_string(ext.size());
     return false;
   }
-  return ok && p.uint("port_min", 1, 65535, c.port_min) &&
-         p.uint("port_max", 1, 65535, c.port_max) &&
+  std::vector<uint32_t> sorted = c.external;
+  std::sort(sorted.begin(), sorted.end());
+  if (ok && std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    p.error = "[nf.nat] external: expected distinct addresses, got a duplicate";
+    return false;
+  }
+  ok = ok && p.uint("port_min", 1, 65535, c.port_min) && p.uint("port_max", 1, 65535, c.port_max);
+  if (ok && c.port_max < c.port_min) {
+    p.error = "[nf.nat] port_max: expected >= port_min (" + std::to_string(c.port_min) + "), got " +
+              std::to_string(c.port_max);
+    return false;
+  }
+  return ok &&
          p.strings("inside", "IPv4 prefixes like \"10.0.0.0/8\"",
                    [&](auto s) {
                      Prefix4 pf;

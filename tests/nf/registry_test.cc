@@ -56,6 +56,10 @@ TEST(Registry, BadParametersNameTheKeyAndTheExpectation) {
             "[nf.nat] port_min: expected an integer in 1..65535, got 70000");
   EXPECT_NE(make_error("nat", "external = ['198.18.0.300']").find("[nf.nat] external: expected"),
             std::string::npos);
+  EXPECT_EQ(make_error("nat", "port_min = 3000\nport_max = 2000"),
+            "[nf.nat] port_max: expected >= port_min (3000), got 2000");
+  EXPECT_NE(make_error("nat", "external = ['198.18.0.1', '198.18.0.0/30']").find("duplicate"),
+            std::string::npos);
   EXPECT_NE(
       make_error("nat", "idle_timeout_s = -1").find("[nf.nat] idle_timeout_s: expected seconds"),
       std::string::npos);
