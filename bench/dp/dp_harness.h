@@ -1,0 +1,289 @@
+// dp_harness: the closed-loop DPDK rig of switch_bench and nicmode_bench. It runs the real
+// dataplane code (dp::make_switch_mode, dp::NfServer over an nf::Chain, dp::Port ring ports) on
+// one lcore, as `nfpark run` does inline, with the wire replaced by a ring of recycled mbufs:
+//
+//   wire_in ring -> [traffic port] rx -> SwitchMode::to_nf -> [NF link a] tx
+//                                                               | (rte ring)
+//                                           NfServer::poll <- [NF link b] rx ; tx ->
+//   wire_out ring <- [traffic port] tx <- SwitchMode::from_nf <- [NF link a] rx
+//        '--------- recycle: restore the packet, enqueue on wire_in again ---------'
+//
+// `inflight` mbufs are loaded once per run (from the NIC-memory pool in nicmem mode) with
+// generated frames and circulate until `warm + measure` packets have left the traffic port.
+// Recycling is a pointer move plus, when the chain rewrites headers, a copy of the frame's first
+// bytes from its pristine image (the wire sends the same packets again). A header segment that
+// nicmem/split chained in front of the payload is unchained and the payload's headroom given back.
+// After the measured section the loop stops refilling, drains what the mode and the server still
+// hold, frees every mbuf and checks that every pool is full again (no leak, nothing lost).
+// Time: thread CPU and wall time of the measured section; TSC time inside the switch calls and
+// inside NfServer::poll, to split the loop's cost between the switch and the NF server.
+#pragma once
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_stats.h"
+#include "dp/eal.h"
+#include "dp/mbuf_ops.h"
+#include "dp/nf_server.h"
+#include "dp/port.h"
+#include "dp/switch_mode.h"
+#include "nf/registry.h"
+#include "trace/generator.h"
+
+namespace nfpark::bench {
+
+// Generated frames, one pristine image each.
+struct Frames {
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> off, len;
+  size_t size() const { return len.size(); }
+  const uint8_t* data(size_t i) const { return bytes.data() + off[i]; }
+  static Frames generate(const trace::GenConfig& g) {
+    Frames f;
+    trace::Generator gen(g);
+    Nanos ts;
+    const std::vector<uint8_t>* fr;
+    uint32_t flow;
+    while (gen.next(ts, fr, flow)) {
+      f.off.push_back(uint32_t(f.bytes.size()));
+      f.len.push_back(uint32_t(fr->size()));
+      f.bytes.insert(f.bytes.end(), fr->begin(), fr->end());
+    }
+    return f;
+  }
+  double mean_len() const {
+    double s = 0;
+    for (uint32_t l : len) s += l;
+    return len.empty() ? 0 : s / double(len.size());
+  }
+};
+
+// EAL, pools and ports, created once per process and reused by every run.
+struct DpEnv {
+  rte_mempool *pkts = nullptr, *hdrs = nullptr, *ind = nullptr, *nic = nullptr;
+  dp::Port traffic, sw_nf, nf_side;
+  rte_ring *wire_in = nullptr, *wire_out = nullptr;
+  static constexpr uint32_t kPool = 16384, kRing = 4096;
+
+  bool init(std::string& err) {
+    dp::EalOptions eo;
+    eo.mem_mb = 512;
+    if (!dp::eal_init(eo, err)) return false;
+    if (!dp::MbufMeta::register_meta()) return (err = "cannot register mbuf dynfield"), false;
+    const uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE, hroom = 256 + RTE_PKTMBUF_HEADROOM;
+    pkts = rte_pktmbuf_pool_create("b_pkts", kPool, 256, 0, room, 0);
+    hdrs = rte_pktmbuf_pool_create("b_hdrs", kPool, 256, 0, hroom, 0);
+    ind = rte_pktmbuf_pool_create("b_ind", kPool, 256, 0, 0, 0);
+    nic = rte_pktmbuf_pool_create("b_nicmem", kPool, 0, 0, room, 0);
+    if (!pkts || !hdrs || !ind || !nic) return (err = "cannot create mempools"), false;
+    dp::MbufOps::pools = {pkts, hdrs, ind};
+    return dp::Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) &&
+           dp::Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing);
+  }
+  bool pools_full() const {
+    return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
+           rte_mempool_full(nic);
+  }
+};
+
+struct LoopSpec {
+  dp::RunConfig cfg;  // mode, chain, park/queuemem/slicer parameters
+  uint32_t inflight = 1024;
+  uint64_t warm = 20000, measure = 200000;  // packets out of the traffic port
+  bool restore = false;  // the chain rewrites headers: copy the pristine headers back
+};
+
+struct LoopResult {
+  bool ok = false;
+  std::string err;
+  uint64_t packets = 0;  // measured packets out of the traffic port
+  double cpu_s = 0, wall_s = 0;
+  // TSC time per packet inside the mode's calls (to_nf + from_nf) and inside NfServer::poll.
+  // Intervals longer than kPreempted are left out (the thread lost the core meanwhile).
+  double switch_ns = 0, server_ns = 0;
+  uint64_t to_nf_pkts = 0, to_nf_bytes = 0, from_nf_pkts = 0, from_nf_bytes = 0;
+  uint64_t wire_bytes = 0, server_rx = 0, mode_drops = 0, nf_drops = 0, rebuilt = 0;
+  CounterMap park;  // the mode's counters at the end of the run
+  double mpps() const { return cpu_s > 0 ? double(packets) / cpu_s / 1e6 : 0; }
+  double per_pkt(uint64_t v) const { return packets ? double(v) / double(packets) : 0; }
+};
+
+class Loop {
+ public:
+  static constexpr double kPreempted = 100e-6;  // s: a burst call never takes this long
+  Loop(DpEnv& e, const Frames& f, const LoopSpec& s) : e_(e), f_(f), s_(s) {}
+
+  LoopResult run() {
+    LoopResult r;
+    auto mode = dp::make_switch_mode(s_.cfg, e_.nic, r.err);
+    if (!mode) return r;
+    auto chain = nf::build_chain(s_.cfg.chain, s_.cfg.nf_config.get(), r.err);
+    if (!chain) return r;
+    const dp::Mode m = s_.cfg.mode;
+    std::optional<park::TagFormat> fmt;
+    if (m == dp::Mode::kPayloadPark || m == dp::Mode::kQueueMem) fmt = s_.cfg.park.format;
+    dp::NfServer server(std::move(chain), fmt, true, dp::Faults{}, e_.pkts,
+                        m == dp::Mode::kNfSlicer);
+    rte_mempool* src = m == dp::Mode::kNicmem ? e_.nic : e_.pkts;
+    for (uint32_t i = 0; i < s_.inflight; ++i) {
+      rte_mbuf* mb = rte_pktmbuf_alloc(src);
+      if (!mb) return (r.err = "wire: pool empty"), r;
+      dp::MbufMeta::seq(mb) = i;
+      load(mb);
+      if (rte_ring_enqueue(e_.wire_in, mb) != 0) return (r.err = "wire ring full"), r;
+    }
+    const double ns_per_cycle = 1e9 / double(rte_get_tsc_hz());
+    const uint64_t target = s_.warm + s_.measure;
+    uint64_t out = 0, freed = 0, idle = 0;
+    Tsc to_nf_t, from_nf_t, srv_t;
+    const uint64_t preempted = uint64_t(double(rte_get_tsc_hz()) * kPreempted);
+    bool measuring = false, drained = false;
+    Stopwatch sw;
+    dp::Port snap;  // counters at the start of the measured section
+    std::vector<rte_mbuf*> to_nf, to_out;
+    to_nf.reserve(8 * dp::kBurst);
+    to_out.reserve(8 * dp::kBurst);
+    rte_mbuf* b[dp::kBurst];
+    while (freed < s_.inflight) {
+      uint64_t work = 0;
+      // The wire: what left the traffic port comes back in (or is freed once measured).
+      unsigned n =
+          rte_ring_dequeue_burst(e_.wire_out, reinterpret_cast<void**>(b), dp::kBurst, nullptr);
+      for (unsigned i = 0; i < n; ++i) {
+        if (measuring) r.wire_bytes += b[i]->pkt_len;
+        b[i] = recycle(b[i], r);
+      }
+      if (out < target) {
+        rte_ring_enqueue_burst(e_.wire_in, reinterpret_cast<void**>(b), n, nullptr);
+      } else {
+        for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        freed += n;
+      }
+      out += n;
+      work += n;
+      if (!measuring && out >= s_.warm && out < target) {
+        measuring = true;
+        sw = Stopwatch();
+        snap.tx_packets = e_.sw_nf.tx_packets, snap.tx_bytes = e_.sw_nf.tx_bytes;
+        snap.rx_packets = e_.sw_nf.rx_packets, snap.rx_bytes = e_.sw_nf.rx_bytes;
+        r.server_rx = server.rx;
+        to_nf_t = from_nf_t = srv_t = Tsc{};
+        r.packets = out;
+      } else if (measuring && out >= target) {
+        measuring = false;
+        r.cpu_s = sw.cpu(), r.wall_s = sw.wall();
+        r.packets = out - r.packets;
+        r.switch_ns = (to_nf_t.per_pkt() + from_nf_t.per_pkt()) * ns_per_cycle;
+        r.server_ns = srv_t.per_pkt() * ns_per_cycle;
+        r.to_nf_pkts = e_.sw_nf.tx_packets - snap.tx_packets;
+        r.to_nf_bytes = e_.sw_nf.tx_bytes - snap.tx_bytes;
+        r.from_nf_pkts = e_.sw_nf.rx_packets - snap.rx_packets;
+        r.from_nf_bytes = e_.sw_nf.rx_bytes - snap.rx_bytes;
+        r.server_rx = server.rx - r.server_rx;
+      }
+      // Switch: traffic -> NF.
+      if (e_.sw_nf.flush() && e_.traffic.flush()) {
+        uint16_t k = e_.traffic.rx(b, dp::kBurst);
+        if (k) {
+          uint64_t t0 = rte_rdtsc();
+          e_.traffic.count_rx(b, k);
+          to_nf.clear();
+          to_out.clear();
+          mode->to_nf(b, k, to_nf, to_out);
+          to_nf_t.add(rte_rdtsc() - t0, k, preempted);
+          if (!to_nf.empty()) e_.sw_nf.tx(to_nf.data(), uint16_t(to_nf.size()));
+          if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
+          work += k;
+        }
+      }
+      // NF server, inline.
+      const uint64_t t1 = rte_rdtsc();
+      const uint16_t polled = server.poll(e_.nf_side, Nanos(double(t1) * ns_per_cycle));
+      srv_t.add(rte_rdtsc() - t1, polled, preempted);
+      work += polled;
+      // Switch: NF -> traffic.
+      if (e_.traffic.flush()) {
+        uint16_t k = e_.sw_nf.rx(b, dp::kBurst);
+        if (k) {
+          uint64_t t0 = rte_rdtsc();
+          e_.sw_nf.count_rx(b, k);
+          to_out.clear();
+          mode->from_nf(b, k, to_out);
+          from_nf_t.add(rte_rdtsc() - t0, k, preempted);
+          if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
+          work += k;
+        }
+      }
+      idle = work ? 0 : idle + 1;
+      if (idle > 100000) {  // nothing moves: release what the mode and the server hold
+        if (drained) return (r.err = "stalled: packets lost in the loop"), r;
+        server.flush(e_.nf_side, Nanos(double(rte_rdtsc()) * ns_per_cycle));
+        to_out.clear();
+        mode->drain(to_out);
+        if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
+        drained = true;
+        idle = 0;
+      }
+    }
+    r.mode_drops = mode->drops();
+    r.nf_drops = server.nf_drops;
+    mode->report(r.park.sink());
+    if (!e_.pools_full()) return (r.err = "mbuf leak: pools not full after the run"), r;
+    r.ok = r.packets > 0;
+    if (!r.ok) r.err = "no packet measured";
+    return r;
+  }
+
+ private:
+  void load(rte_mbuf* mb) {
+    const size_t i = dp::MbufMeta::seq(mb) % f_.size();
+    std::memcpy(rte_pktmbuf_mtod(mb, uint8_t*), f_.data(i), f_.len[i]);
+    mb->data_len = uint16_t(f_.len[i]);
+    mb->pkt_len = f_.len[i];
+  }
+  // Gives the wire back the packet it sent: one segment, original headers.
+  rte_mbuf* recycle(rte_mbuf* mb, LoopResult& r) {
+    if (mb->nb_segs == 2 && mb->pool == e_.hdrs) {  // nicmem/split header segment
+      rte_mbuf* payload = mb->next;
+      const uint16_t h = mb->data_len;
+      mb->next = nullptr;
+      mb->nb_segs = 1;
+      mb->pkt_len = h;
+      rte_pktmbuf_free(mb);
+      rte_pktmbuf_prepend(payload, h);  // the header bytes are still there, untouched
+      mb = payload;
+    }
+    const size_t i = dp::MbufMeta::seq(mb) % f_.size();
+    if (mb->nb_segs != 1 || mb->pkt_len != f_.len[i] || mb->data_off != RTE_PKTMBUF_HEADROOM ||
+        rte_mbuf_refcnt_read(mb) != 1) {
+      ++r.rebuilt;  // not what was sent: rebuild it from the pristine frame
+      rte_mempool* pool = mb->pool;
+      const uint64_t seq = dp::MbufMeta::seq(mb);
+      rte_pktmbuf_free(mb);
+      mb = rte_pktmbuf_alloc(pool);
+      dp::MbufMeta::seq(mb) = seq;
+      load(mb);
+    } else if (s_.restore) {
+      std::memcpy(rte_pktmbuf_mtod(mb, uint8_t*), f_.data(i), std::min<uint32_t>(f_.len[i], 128));
+    }
+    return mb;
+  }
+
+  struct Tsc {  // cycles and packets of the intervals kept
+    uint64_t cyc = 0, pkts = 0;
+    void add(uint64_t dt, uint64_t k, uint64_t limit) {
+      if (dt < limit) cyc += dt, pkts += k;
+    }
+    double per_pkt() const { return pkts ? double(cyc) / double(pkts) : 0; }
+  };
+  DpEnv& e_;
+  const Frames& f_;
+  const LoopSpec& s_;
+};
+
+}  // namespace nfpark::bench

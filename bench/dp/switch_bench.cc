@@ -1,0 +1,132 @@
+// switch_bench: the parking switch's packet rate with split + merge against plain forwarding
+// (mode baseline) on the same ring ports, in one run — DESIGN.md §4's first ratio (target >= 0.8).
+//
+//   switch_bench            default run (< 60 s of CPU: 5 reps x 400k packets per case)
+//   switch_bench --quick    < 10 s (3 reps x 60k packets per case)
+//
+// Method (dp_harness.h): the full loop traffic port rx -> SwitchMode::to_nf -> NF link ->
+// NfServer (chain `forward`, so the bench measures the switch, not an NF) -> SwitchMode::from_nf
+// -> traffic port tx -> recycle, on one lcore, EAL without hugepages, 1024 mbufs in flight.
+// Modes: baseline · payloadpark (park 160 B, the paper's) · payloadpark with the whole payload
+// parked (park_bytes 0) · queuemem · nfslicer. Traffic: 1500 B frames and the `dc` mix (generator,
+// 256 flows, UDP/TCP). Repetitions interleave the modes (baseline, pp, ..., baseline, pp, ...).
+// Printed per mode: Mpps from thread CPU time (min over reps) and from wall time, the ratio to
+// baseline (min-based, [range of per-rep ratios]), the TSC split of the cost between the switch
+// and the NF server, and the bytes per packet on the NF link each way (Port counters).
+// Caveat: ring ports move pointers, so fewer bytes on the NF link cost nothing here; on memif or
+// a NIC they are the point. This ratio is the CPU price of split + merge.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "dp_harness.h"
+
+using namespace nfpark;
+using namespace nfpark::bench;
+
+namespace {
+
+struct Variant {
+  const char* name;
+  dp::Mode mode;
+  uint32_t park_bytes;  // payloadpark only
+};
+
+const Variant kVariants[] = {
+    {"baseline", dp::Mode::kBaseline, 0},           {"payloadpark", dp::Mode::kPayloadPark, 160},
+    {"payloadpark-all", dp::Mode::kPayloadPark, 0}, {"queuemem", dp::Mode::kQueueMem, 0},
+    {"nfslicer", dp::Mode::kNfSlicer, 0},
+};
+
+// NFPARK_BENCH_ONLY=MODE runs the baseline and MODE only (for profiling one mode).
+bool selected(const char* name) {
+  const char* only = std::getenv("NFPARK_BENCH_ONLY");
+  return !only || !*only || std::strcmp(only, name) == 0 || std::strcmp(name, "baseline") == 0;
+}
+
+struct Acc {
+  Series cpu, wall;  // seconds per packet, one per rep
+  LoopResult last;
+};
+
+bool bench_traffic(DpEnv& env, const char* label, const trace::SizeSpec& size, bool quick,
+                   std::vector<std::string>& summary) {
+  trace::GenConfig g;
+  g.packets = 1024;
+  g.flows = 256;
+  g.size = size;
+  g.proto = trace::GenProto::kMix;
+  g.seed = 3;
+  const Frames frames = Frames::generate(g);
+  const int reps = quick ? 3 : 5;
+  std::map<std::string, Acc> acc;
+  for (int rep = 0; rep < reps; ++rep) {
+    for (const Variant& v : kVariants) {
+      if (!selected(v.name)) continue;
+      LoopSpec s;
+      s.cfg.mode = v.mode;
+      s.cfg.chain = "forward";
+      s.cfg.park.park_bytes = v.park_bytes;
+      s.inflight = 1024;
+      s.warm = quick ? 10000 : 40000;
+      s.measure = quick ? 60000 : 400000;
+      Loop loop(env, frames, s);
+      LoopResult r = loop.run();
+      if (!r.ok) {
+        std::fprintf(stderr, "switch_bench: %s %s: %s\n", label, v.name, r.err.c_str());
+        return false;
+      }
+      Acc& a = acc[v.name];
+      a.cpu.add(r.cpu_s / double(r.packets));
+      a.wall.add(r.wall_s / double(r.packets));
+      a.last = r;
+    }
+  }
+  std::printf("\n%s traffic (mean %.0f B), chain forward, %d reps, %llu packets/rep\n", label,
+              frames.mean_len(), reps, (unsigned long long)acc["baseline"].last.packets);
+  std::printf("  %-16s %7s %7s  %-24s %-24s %8s %8s %9s %9s %6s\n", "mode", "Mpps", "wallMpps",
+              "ratio (cpu)", "ratio (wall)", "sw ns/p", "srv ns/p", "toNF B/p", "fromNF B/p",
+              "drops");
+  const Acc& base = acc["baseline"];
+  for (const Variant& v : kVariants) {
+    if (!selected(v.name)) continue;
+    const Acc& a = acc[v.name];
+    const LoopResult& r = a.last;
+    Ratio rc{base.cpu, a.cpu}, rw{base.wall, a.wall};
+    std::printf("  %-16s %7.3f %7.3f  %-24s %-24s %8.1f %8.1f %9.1f %9.1f %6llu\n", v.name,
+                1e-6 / a.cpu.min(), 1e-6 / a.wall.min(), rc.text().c_str(), rw.text().c_str(),
+                r.switch_ns, r.server_ns, r.per_pkt(r.to_nf_bytes), r.per_pkt(r.from_nf_bytes),
+                (unsigned long long)(r.mode_drops + r.nf_drops + r.rebuilt));
+    if (v.mode != dp::Mode::kBaseline)
+      summary.push_back(std::string("RATIO switch ") + v.name + "/baseline " + label + " " +
+                        rc.text() + " (target >= 0.8)");
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = parse_quick(argc, argv,
+                                 "usage: switch_bench [--quick]\n"
+                                 "  parking switch Mpps per mode vs baseline, same run\n");
+  DpEnv env;
+  std::string err;
+  if (!env.init(err)) {
+    std::fprintf(stderr, "switch_bench: %s\n", err.c_str());
+    return 1;
+  }
+  std::printf("switch_bench%s: one lcore, EAL --no-huge, ring ports, 1024 mbufs in flight\n",
+              quick ? " --quick" : "");
+  std::vector<std::string> summary;
+  trace::SizeSpec s1500, dc;
+  s1500.fixed = 1500;
+  dc.kind = trace::SizeKind::kDc;
+  bool ok = bench_traffic(env, "1500B", s1500, quick, summary) &&
+            bench_traffic(env, "dc", dc, quick, summary);
+  std::printf("\n");
+  for (const auto& l : summary) std::printf("%s\n", l.c_str());
+  dp::eal_cleanup();
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,328 @@
+// reframe_chain_bench: the NF chain `router,nat,firewall,counter` (firewall: 10k generated rules)
+// with and without Reframer (reframe::FlowReorder) in front of it, in one run (issue 7; DESIGN.md
+// §4's third ratio; the paper: +60% in-chain, output SLF 1.2 -> 1.9/2.9/3.3 at 16/64/128 us).
+//
+//   reframe_chain_bench          default (population 1M flows, 1M timed packets, 3 reps)
+//   reframe_chain_bench --quick  < 10 s (population 100k flows, 192k timed packets, 2 reps)
+//
+// Traffic (src/trace generator, `dc` sizes, UDP/TCP, one seed so flow f has one 5-tuple):
+//   - warm-up: every flow of the population once (random order). Each fresh chain and Reframer
+//     sees it untimed first, so their tables hold the whole population (state far beyond L2).
+//   - local: F flows of that population, 16 packets each, 256 live at a time (--active 256):
+//     interleaved (SLF ~ 1) but temporally local, like the paper's campus trace.
+//   - cannot-help: the same packets, flows round-robin (each flow's packets F packets apart, far
+//     more than any T_buff): Reframer holds packets and gains nothing.
+// Replay: timestamps are recomputed from the frame sizes at a set line rate (100 Gb/s, the
+// paper's, and 10 Gb/s), and Reframer runs in that virtual time (bursts of 32, now = arrival of a
+// burst's last packet), so T_buff means what it means on a wire whatever this machine's speed.
+// A flow's packets are ~256 packets apart: 18 us at 100 Gb/s, 185 us at 10 Gb/s, hence
+// the expected batches ~1 + T_buff/18us at 100G and ~1 at 10G for T_buff < 185 us.
+// Measured (thread CPU time, min over reps; baseline and variants interleaved per rep):
+//   chain:    the chain over the packets in original order vs in Reframer's output order; both
+//             runs read headers laid out back to back in their order (the receive ring), parse
+//             each (the NF server's view), run bursts of 32; the header bytes are restored
+//             before each run (NFs rewrite them) and every run gets fresh chain instances;
+//   reframer: Reframer's own cost on the arrival order: classify() (parse + flow hash) + push +
+//             poll + flush;
+//   ratio:    throughput with Reframer incl. its cost vs without = chain_orig/(chain_ref + ref).
+// SLF: packets / maximal same-flow runs, on the input and on Reframer's output.
+#include <toml++/toml.h>
+
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+#include "bench_stats.h"
+#include "core/parse.h"
+#include "nf/registry.h"
+#include "reframe/classify.h"
+#include "reframe/flow_reorder.h"
+#include "trace/generator.h"
+#include "trace/rng.h"
+
+using namespace nfpark;
+using namespace nfpark::bench;
+
+namespace {
+
+constexpr uint32_t kHdr = 64;  // header bytes kept per packet (NFs never read past L4)
+constexpr uint32_t kFlowLen = 16;
+constexpr uint64_t kActive = 256;
+const char* kChain = "router,nat,firewall,counter";
+
+// Header-only packets: kHdr bytes each, back to back, with frame length and generator flow id.
+struct Pkts {
+  std::vector<uint8_t> hdr;
+  std::vector<uint16_t> len, wire;
+  std::vector<uint32_t> flow;
+  size_t size() const { return len.size(); }
+  const uint8_t* at(size_t i) const { return &hdr[i * kHdr]; }
+  static Pkts generate(const trace::GenConfig& g) {
+    Pkts p;
+    p.hdr.reserve(g.packets * kHdr);
+    trace::Generator gen(g);
+    Nanos ts;
+    const std::vector<uint8_t>* fr;
+    uint32_t flow;
+    while (gen.next(ts, fr, flow)) {
+      const PacketLayout L = parse_packet(fr->data(), uint32_t(fr->size()));
+      const uint32_t h = std::min<uint32_t>(L.payload_off ? L.payload_off : kHdr, kHdr);
+      p.hdr.insert(p.hdr.end(), fr->begin(), fr->begin() + kHdr);
+      p.len.push_back(uint16_t(h));
+      p.wire.push_back(uint16_t(fr->size()));
+      p.flow.push_back(flow);
+    }
+    return p;
+  }
+};
+
+// An arrival order over a Pkts and the arrival time of each position at one line rate.
+struct Stream {
+  const Pkts* p;
+  std::vector<uint32_t> idx;
+  std::vector<Nanos> ts;
+  void retime(double gbps, Nanos start) {
+    ts.resize(idx.size());
+    double t = double(start);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      ts[k] = Nanos(t);
+      t += (p->wire[idx[k]] + 24) * 8.0 / gbps;  // preamble, FCS and gap: 24 B
+    }
+  }
+};
+
+double slf(const Pkts& p, const std::vector<uint32_t>& order) {
+  size_t runs = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    runs += i == 0 || p.flow[order[i]] != p.flow[order[i - 1]];
+  return runs ? double(order.size()) / double(runs) : 0;
+}
+
+// Chain input in one order: headers copied back to back (untimed), as a receive ring holds them.
+struct Ring {
+  std::vector<uint8_t> work;
+  std::vector<uint16_t> len, wire;
+  std::vector<Nanos> now;
+  void fill(const Pkts& p, const std::vector<uint32_t>& order, const std::vector<Nanos>& ts) {
+    work.resize(order.size() * kHdr);
+    len.resize(order.size());
+    wire.resize(order.size());
+    now.resize(order.size());
+    Nanos t = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      std::memcpy(&work[i * kHdr], p.at(order[i]), kHdr);
+      len[i] = p.len[order[i]];
+      wire[i] = p.wire[order[i]];
+      now[i] = t = std::max(t, ts[i]);
+    }
+  }
+};
+
+// Runs the ring through the chain in bursts of 32; returns thread CPU seconds, counts drops.
+double run_chain(nf::Chain& chain, Ring& r, uint64_t& drops) {
+  PacketView views[nf::kBurst];
+  nf::Verdict verdicts[nf::kBurst];
+  Stopwatch sw;
+  for (size_t i = 0; i < r.len.size(); i += nf::kBurst) {
+    const size_t n = std::min(nf::kBurst, r.len.size() - i);
+    for (size_t j = 0; j < n; ++j) {
+      uint8_t* d = &r.work[(i + j) * kHdr];
+      views[j].data = d;
+      views[j].len = r.len[i + j];
+      views[j].wire_len = r.wire[i + j];
+      views[j].layout = parse_packet(d, r.len[i + j]);
+      verdicts[j] = nf::Verdict::kPass;
+    }
+    chain.process({views, n}, {verdicts, n}, r.now[i + n - 1]);
+    for (size_t j = 0; j < n; ++j) drops += verdicts[j] == nf::Verdict::kDrop;
+  }
+  return sw.cpu();
+}
+
+struct Env {
+  toml::table cfg;
+  Pkts warm_pkts;
+  Stream warm;  // 100 Gb/s timestamps; the chain's `now` only ages flows
+  Ring warm_ring;
+  uint64_t drops = 0;
+  // A fresh chain that has seen the whole population once (untimed).
+  std::unique_ptr<nf::Chain> fresh_chain() {
+    std::string err;
+    auto c = nf::build_chain(kChain, &cfg, err);
+    if (!c) std::fprintf(stderr, "reframe_chain_bench: %s\n", err.c_str()), std::exit(1);
+    warm_ring.fill(warm_pkts, warm.idx, warm.ts);
+    uint64_t d = 0;
+    run_chain(*c, warm_ring, d);
+    return c;
+  }
+  // Chain CPU seconds over `order` of `p` (positions' times `ts`).
+  double time_chain(const Pkts& p, const std::vector<uint32_t>& order,
+                    const std::vector<Nanos>& ts) {
+    auto c = fresh_chain();
+    Ring r;
+    r.fill(p, order, ts);
+    return run_chain(*c, r, drops);
+  }
+};
+
+struct Collect {
+  std::vector<uint32_t>* out;
+  void emit(uint32_t h) { out->push_back(h); }
+  void coalesced(uint32_t) {}
+};
+
+// Pushes a stream through a Reframer in bursts of 32 at virtual time; `out` gets stream
+// positions in emission order. Returns the timed CPU seconds (the warm-up pass is untimed).
+double run_reframer(Env& env, const Stream& s, Nanos t_buff, std::vector<uint32_t>& out) {
+  reframe::ReorderConfig rc;
+  rc.t_buff = t_buff;
+  reframe::FlowReorder<uint32_t> ref(rc);
+  reframe::BypassRules rules;
+  std::vector<uint32_t> sink;
+  sink.reserve(env.warm.idx.size());
+  out.clear();
+  out.reserve(s.idx.size());
+  reframe::PacketMeta meta[nf::kBurst];
+  uint32_t h[nf::kBurst];
+  auto pass = [&](const Stream& st, Collect& c) {
+    for (size_t i = 0; i < st.idx.size(); i += nf::kBurst) {
+      const size_t n = std::min(nf::kBurst, st.idx.size() - i);
+      const Nanos now = st.ts[i + n - 1];
+      for (size_t j = 0; j < n; ++j) {
+        const uint32_t k = st.idx[i + j];
+        const uint8_t* d = st.p->at(k);
+        meta[j] = reframe::classify(d, parse_packet(d, st.p->len[k]), rules);
+        h[j] = uint32_t(i + j);
+      }
+      ref.poll(now, c);
+      ref.push(std::span<const uint32_t>(h, n), std::span<const reframe::PacketMeta>(meta, n), now,
+               c);
+    }
+    ref.flush_all(st.ts.back(), c);
+  };
+  Collect cw{&sink};
+  pass(env.warm, cw);
+  Collect c{&out};
+  Stopwatch sw;
+  pass(s, c);
+  return sw.cpu();
+}
+
+struct Case {
+  std::string name;
+  const Stream* s;
+  Nanos t_buff;
+  std::vector<uint32_t> order;  // chain order (indices into the Pkts), from the first rep
+  Series chain, ref, total;
+  double slf_out = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = parse_quick(argc, argv,
+                                 "usage: reframe_chain_bench [--quick]\n"
+                                 "  NF chain with vs without Reframer, same run\n");
+  const uint64_t population = quick ? 100'000 : 1'000'000;
+  const uint64_t flows = quick ? 12'000 : 62'500;
+  const int reps = quick ? 2 : 3;
+  Env env;
+  const std::string n = std::to_string(population);
+  env.cfg = toml::parse("[nf.nat]\nexternal = [\"198.18.1.0/28\"]\nmax_flows = " + n +
+                        "\n[nf.counter]\nmax_flows = " + n + "\n");
+  trace::GenConfig g;
+  g.flows = population;
+  g.packets = population;
+  g.size.kind = trace::SizeKind::kDc;
+  g.proto = trace::GenProto::kMix;
+  g.seed = 7;
+  Stopwatch gen_sw;
+  env.warm_pkts = Pkts::generate(g);
+  env.warm.p = &env.warm_pkts;
+  env.warm.idx.resize(population);
+  std::iota(env.warm.idx.begin(), env.warm.idx.end(), 0u);
+  env.warm.retime(100, 0);
+  g.flows = flows;
+  g.packets = flows * kFlowLen;
+  g.active = kActive;
+  const Pkts pkts = Pkts::generate(g);
+  const Nanos start = env.warm.ts.back() + kMilli;
+  // Streams: local at 100G and 10G; cannot-help (flows round-robin, random order per round).
+  Stream local100{&pkts}, local10{&pkts}, rr100{&pkts};
+  local100.idx.resize(pkts.size());
+  std::iota(local100.idx.begin(), local100.idx.end(), 0u);
+  local10.idx = local100.idx;
+  {
+    std::vector<std::vector<uint32_t>> per(flows);
+    for (uint32_t i = 0; i < pkts.size(); ++i) per[pkts.flow[i]].push_back(i);
+    std::vector<uint32_t> perm(flows);
+    std::iota(perm.begin(), perm.end(), 0u);
+    trace::Rng rng(11);
+    for (uint32_t k = 0; rr100.idx.size() < pkts.size(); ++k) {
+      for (size_t i = flows; i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);
+      for (uint32_t f : perm)
+        if (k < per[f].size()) rr100.idx.push_back(per[f][k]);
+    }
+  }
+  local100.retime(100, start);
+  local10.retime(10, start);
+  rr100.retime(100, start);
+  std::printf(
+      "reframe_chain_bench%s: chain %s, firewall 10k generated rules\n"
+      "  population %llu flows (warm-up, untimed); timed: %zu packets of %llu flows x %u, %llu "
+      "live at a time, dc sizes (mean %.0f B); generated in %.1f s\n"
+      "  SLF in: local %.2f, cannot-help %.2f; %d reps, thread CPU time, min over reps\n",
+      quick ? " --quick" : "", kChain, (unsigned long long)population, pkts.size(),
+      (unsigned long long)flows, kFlowLen, (unsigned long long)kActive,
+      [&] {
+        double s = 0;
+        for (uint16_t w : pkts.wire) s += w;
+        return s / double(pkts.size());
+      }(),
+      gen_sw.wall(), slf(pkts, local100.idx), slf(pkts, rr100.idx), reps);
+
+  std::vector<Case> cases;
+  for (Nanos tb : {16, 64, 128}) cases.push_back({"local 100G", &local100, tb * kMicro});
+  for (Nanos tb : {16, 64, 128}) cases.push_back({"local 10G", &local10, tb * kMicro});
+  cases.push_back({"cannot-help 100G", &rr100, 64 * kMicro});
+  Series base_local, base_rr;
+  for (int rep = 0; rep < reps; ++rep) {
+    base_local.add(env.time_chain(pkts, local100.idx, local100.ts));
+    base_rr.add(env.time_chain(pkts, rr100.idx, rr100.ts));
+    for (Case& c : cases) {
+      std::vector<uint32_t> pos;
+      c.ref.add(run_reframer(env, *c.s, c.t_buff, pos));
+      if (c.order.empty()) {
+        for (uint32_t p : pos) c.order.push_back(c.s->idx[p]);
+        c.slf_out = slf(pkts, c.order);
+      }
+      std::vector<Nanos> ts(pos.size());
+      for (size_t i = 0; i < pos.size(); ++i) ts[i] = c.s->ts[pos[i]];
+      c.chain.add(env.time_chain(pkts, c.order, ts));
+      c.total.add(c.chain.v.back() + c.ref.v.back());
+    }
+    std::fprintf(stderr, "  rep %d/%d done\n", rep + 1, reps);
+  }
+  const double np = double(pkts.size());
+  std::printf("  chain alone, original order: local %.1f ns/pkt, cannot-help %.1f ns/pkt\n",
+              base_local.min() * 1e9 / np, base_rr.min() * 1e9 / np);
+  std::printf("  %-17s %6s %7s %9s %9s %-24s %-24s\n", "case", "T_buff", "SLFout", "chain ns",
+              "ref ns", "chain-only gain", "with Reframer (incl. cost)");
+  std::vector<std::string> summary;
+  for (const Case& c : cases) {
+    const Series& base = c.s == &rr100 ? base_rr : base_local;
+    Ratio chain_only{base, c.chain}, total{base, c.total};
+    std::printf("  %-17s %4lldus %7.2f %9.1f %9.1f %-24s %-24s\n", c.name.c_str(),
+                (long long)(c.t_buff / kMicro), c.slf_out, c.chain.min() * 1e9 / np,
+                c.ref.min() * 1e9 / np, chain_only.text().c_str(), total.text().c_str());
+    char line[200];
+    std::snprintf(line, sizeof line, "RATIO reframe %s T_buff=%lldus with/without %s, SLF out %.2f",
+                  c.name.c_str(), (long long)(c.t_buff / kMicro), total.text().c_str(), c.slf_out);
+    summary.push_back(line);
+  }
+  if (env.drops)
+    std::printf("  note: %llu packets dropped by the chain\n", (unsigned long long)env.drops);
+  std::printf("\n");
+  for (const auto& l : summary) std::printf("%s\n", l.c_str());
+  return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every benchmark in bench/ and prints a summary of the ratios (`make bench`).
+#   scripts/bench.sh             full runs (each bench < 60 s of CPU; longer on a busy machine)
+#   scripts/bench.sh --quick     quick runs (each < 10 s of CPU)
+#   BUILD_DIR=/tmp/b scripts/bench.sh   use another build directory (default: build/)
+# Full outputs go to bench/results/<UTC time>/<bench>.txt (git-ignored). A bench that is not
+# built (e.g. the DPDK ones with NFPARK_WITH_DPDK=OFF) is reported as skipped, not failed.
+# Every ratio is measured against its baseline in the same run (see bench/README.md).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+quick=""
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
+esac
+build=${BUILD_DIR:-build}
+out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)${quick:+-quick}"
+mkdir -p "$out"
+
+# name | arguments for the full run | arguments for --quick
+benches=(
+  "switch_bench||--quick"
+  "nicmode_bench||--quick"
+  "reframe_chain_bench||--quick"
+  "nf_bench||--quick"
+  "acl_bench||50000"
+  "reframe_bench||500000"
+  "trace_bench|1000000 /tmp|100000 /tmp"
+)
+
+status=0
+declare -a ran skipped failed
+for spec in "${benches[@]}"; do
+  IFS='|' read -r name full qargs <<<"$spec"
+  bin="$build/$name"
+  if [ ! -x "$bin" ]; then
+    skipped+=("$name")
+    continue
+  fi
+  args=$full
+  [ -n "$quick" ] && args=$qargs
+  echo "== $name $args" >&2
+  start=$(date +%s%N)
+  # shellcheck disable=SC2086  # args are word lists on purpose
+  if "$bin" $args >"$out/$name.txt" 2>"$out/$name.err"; then
+    ms=$((($(date +%s%N) - start) / 1000000))
+    ran+=("$name ($((ms / 1000)).$((ms % 1000 / 100)) s)")
+  else
+    failed+=("$name (exit $?, see $out/$name.err)")
+    status=1
+  fi
+done
+
+echo
+echo "== summary ($out)"
+# Ratio benches print "RATIO ..." lines; the older benches print ratios in their own tables.
+cat "$out"/*.txt 2>/dev/null | grep '^RATIO ' | sed 's/^RATIO /  /'
+if [ -f "$out/nf_bench.txt" ]; then
+  echo "  nf_bench (ratios vs forward / SLF 8 vs 1 / stored FastClick figure):"
+  grep -E 'FastClick [0-9.]+ Mpps|ACL cost in the same run' "$out/nf_bench.txt" | sed 's/^/    /'
+fi
+if [ -f "$out/acl_bench.txt" ]; then
+  echo "  acl_bench (tree vs linear scan, same keys):"
+  grep -iE 'speedup|x$' "$out/acl_bench.txt" | head -8 | sed 's/^/    /'
+fi
+if [ -f "$out/reframe_bench.txt" ]; then
+  echo "  reframe_bench (Reframer vs passthrough, ns/pkt):"
+  grep '^flows=' "$out/reframe_bench.txt" | sed 's/^/    /'
+fi
+echo "  ran:     ${ran[*]:-none}"
+echo "  skipped: ${skipped[*]:-none} (not built in $build)"
+[ ${#failed[@]} -gt 0 ] && echo "  FAILED:  ${failed[*]}"
+exit $status
