@@ -15,12 +15,18 @@
 // nicmem/split chained in front of the payload is unchained and the payload's headroom given back.
 // After the measured section the loop stops refilling, drains what the mode and the server still
 // hold, frees every mbuf and checks that every pool is full again (no leak, nothing lost).
+// NF link: a ring pair (pointers move, no byte is copied) or, with LoopSpec::memif, a memif
+// server/client pair in this process (each packet's bytes are copied into and out of shared
+// memory, as between two processes: fewer bytes on the link cost less). memif does not carry
+// mbuf metadata, so the wire finds a packet's frame by the IPv4 identification field (the
+// generator writes the packet id there; frames are IPv4, fewer than 65536).
 // Time: thread CPU and wall time of the measured section; TSC time inside the switch calls and
 // inside NfServer::poll, to split the loop's cost between the switch and the NF server.
 #pragma once
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -67,6 +73,8 @@ struct Frames {
 struct DpEnv {
   rte_mempool *pkts = nullptr, *hdrs = nullptr, *ind = nullptr, *nic = nullptr;
   dp::Port traffic, sw_nf, nf_side;
+  dp::Port sw_memif, nf_memif;  // valid when has_memif
+  bool has_memif = false;
   rte_ring *wire_in = nullptr, *wire_out = nullptr;
   static constexpr uint32_t kPool = 16384, kRing = 4096;
 
@@ -85,6 +93,22 @@ struct DpEnv {
     return dp::Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) &&
            dp::Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing);
   }
+  // A memif pair as a second NF link. False (with err) when memif is unavailable.
+  bool init_memif(std::string& err) {
+    const std::string sock = "socket=/tmp/nfpark-bench-" + std::to_string(getpid()) + ".sock";
+    if (!dp::Port::open("vdev:net_memif0,role=server,id=0," + sock, pkts, sw_memif, err) ||
+        !dp::Port::open("vdev:net_memif1,role=client,id=0," + sock, pkts, nf_memif, err))
+      return false;
+    for (int i = 0; i < 5000; ++i) {  // the control channel connects in the background
+      rte_eth_link a{}, b{};
+      rte_eth_link_get_nowait(sw_memif.id(), &a);
+      rte_eth_link_get_nowait(nf_memif.id(), &b);
+      if (a.link_status && b.link_status) return has_memif = true;
+      rte_delay_ms(1);
+    }
+    err = "memif link did not come up within 5 s";
+    return false;
+  }
   bool pools_full() const {
     return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
            rte_mempool_full(nic);
@@ -96,6 +120,7 @@ struct LoopSpec {
   uint32_t inflight = 1024;
   uint64_t warm = 20000, measure = 200000;  // packets out of the traffic port
   bool restore = false;  // the chain rewrites headers: copy the pristine headers back
+  bool memif = false;    // NF link over memif instead of a ring pair
 };
 
 struct LoopResult {
@@ -116,7 +141,12 @@ struct LoopResult {
 class Loop {
  public:
   static constexpr double kPreempted = 100e-6;  // s: a burst call never takes this long
-  Loop(DpEnv& e, const Frames& f, const LoopSpec& s) : e_(e), f_(f), s_(s) {}
+  Loop(DpEnv& e, const Frames& f, const LoopSpec& s)
+      : e_(e),
+        f_(f),
+        s_(s),
+        sw_(s.memif ? e.sw_memif : e.sw_nf),
+        nf_(s.memif ? e.nf_memif : e.nf_side) {}
 
   LoopResult run() {
     LoopResult r;
@@ -169,8 +199,8 @@ class Loop {
       if (!measuring && out >= s_.warm && out < target) {
         measuring = true;
         sw = Stopwatch();
-        snap.tx_packets = e_.sw_nf.tx_packets, snap.tx_bytes = e_.sw_nf.tx_bytes;
-        snap.rx_packets = e_.sw_nf.rx_packets, snap.rx_bytes = e_.sw_nf.rx_bytes;
+        snap.tx_packets = sw_.tx_packets, snap.tx_bytes = sw_.tx_bytes;
+        snap.rx_packets = sw_.rx_packets, snap.rx_bytes = sw_.rx_bytes;
         r.server_rx = server.rx;
         to_nf_t = from_nf_t = srv_t = Tsc{};
         r.packets = out;
@@ -180,14 +210,14 @@ class Loop {
         r.packets = out - r.packets;
         r.switch_ns = (to_nf_t.per_pkt() + from_nf_t.per_pkt()) * ns_per_cycle;
         r.server_ns = srv_t.per_pkt() * ns_per_cycle;
-        r.to_nf_pkts = e_.sw_nf.tx_packets - snap.tx_packets;
-        r.to_nf_bytes = e_.sw_nf.tx_bytes - snap.tx_bytes;
-        r.from_nf_pkts = e_.sw_nf.rx_packets - snap.rx_packets;
-        r.from_nf_bytes = e_.sw_nf.rx_bytes - snap.rx_bytes;
+        r.to_nf_pkts = sw_.tx_packets - snap.tx_packets;
+        r.to_nf_bytes = sw_.tx_bytes - snap.tx_bytes;
+        r.from_nf_pkts = sw_.rx_packets - snap.rx_packets;
+        r.from_nf_bytes = sw_.rx_bytes - snap.rx_bytes;
         r.server_rx = server.rx - r.server_rx;
       }
       // Switch: traffic -> NF.
-      if (e_.sw_nf.flush() && e_.traffic.flush()) {
+      if (sw_.flush() && e_.traffic.flush()) {
         uint16_t k = e_.traffic.rx(b, dp::kBurst);
         if (k) {
           uint64_t t0 = rte_rdtsc();
@@ -196,22 +226,22 @@ class Loop {
           to_out.clear();
           mode->to_nf(b, k, to_nf, to_out);
           to_nf_t.add(rte_rdtsc() - t0, k, preempted);
-          if (!to_nf.empty()) e_.sw_nf.tx(to_nf.data(), uint16_t(to_nf.size()));
+          if (!to_nf.empty()) sw_.tx(to_nf.data(), uint16_t(to_nf.size()));
           if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
           work += k;
         }
       }
       // NF server, inline.
       const uint64_t t1 = rte_rdtsc();
-      const uint16_t polled = server.poll(e_.nf_side, Nanos(double(t1) * ns_per_cycle));
+      const uint16_t polled = server.poll(nf_, Nanos(double(t1) * ns_per_cycle));
       srv_t.add(rte_rdtsc() - t1, polled, preempted);
       work += polled;
       // Switch: NF -> traffic.
       if (e_.traffic.flush()) {
-        uint16_t k = e_.sw_nf.rx(b, dp::kBurst);
+        uint16_t k = sw_.rx(b, dp::kBurst);
         if (k) {
           uint64_t t0 = rte_rdtsc();
-          e_.sw_nf.count_rx(b, k);
+          sw_.count_rx(b, k);
           to_out.clear();
           mode->from_nf(b, k, to_out);
           from_nf_t.add(rte_rdtsc() - t0, k, preempted);
@@ -222,7 +252,7 @@ class Loop {
       idle = work ? 0 : idle + 1;
       if (idle > 100000) {  // nothing moves: release what the mode and the server hold
         if (drained) return (r.err = "stalled: packets lost in the loop"), r;
-        server.flush(e_.nf_side, Nanos(double(rte_rdtsc()) * ns_per_cycle));
+        server.flush(nf_, Nanos(double(rte_rdtsc()) * ns_per_cycle));
         to_out.clear();
         mode->drain(to_out);
         if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
@@ -258,9 +288,13 @@ class Loop {
       rte_pktmbuf_prepend(payload, h);  // the header bytes are still there, untouched
       mb = payload;
     }
+    if (s_.memif)  // received copies carry no dynfield: the packet id is in the IPv4 header
+      dp::MbufMeta::seq(mb) = rte_be_to_cpu_16(*rte_pktmbuf_mtod_offset(mb, uint16_t*, 18));
     const size_t i = dp::MbufMeta::seq(mb) % f_.size();
-    if (mb->nb_segs != 1 || mb->pkt_len != f_.len[i] || mb->data_off != RTE_PKTMBUF_HEADROOM ||
-        rte_mbuf_refcnt_read(mb) != 1) {
+    // A tag inserted and removed again may leave the frame a few bytes off its usual start:
+    // that is fine as long as the frame is intact and has headroom for the next tag.
+    if (mb->nb_segs != 1 || mb->pkt_len != f_.len[i] || rte_mbuf_refcnt_read(mb) != 1 ||
+        mb->data_off < RTE_PKTMBUF_HEADROOM / 2 || mb->data_off > 2 * RTE_PKTMBUF_HEADROOM) {
       ++r.rebuilt;  // not what was sent: rebuild it from the pristine frame
       rte_mempool* pool = mb->pool;
       const uint64_t seq = dp::MbufMeta::seq(mb);
@@ -284,6 +318,8 @@ class Loop {
   DpEnv& e_;
   const Frames& f_;
   const LoopSpec& s_;
+  dp::Port& sw_;  // NF link, switch side
+  dp::Port& nf_;  // NF link, NF server side
 };
 
 }  // namespace nfpark::bench

@@ -46,12 +46,13 @@ bool selected(const char* name) {
 }
 
 struct Acc {
-  Series cpu, wall;  // seconds per packet, one per rep
+  Series cpu, wall, server;  // seconds per packet, one per rep
   LoopResult last;
 };
 
-bool bench_traffic(DpEnv& env, const char* label, const trace::SizeSpec& size, bool quick,
-                   std::vector<std::string>& summary) {
+bool bench_traffic(DpEnv& env, bool memif, const char* size_label, const trace::SizeSpec& size,
+                   bool quick, std::vector<std::string>& summary) {
+  const std::string label = std::string(memif ? "memif " : "ring ") + size_label;
   trace::GenConfig g;
   g.packets = 1024;
   g.flows = 256;
@@ -69,38 +70,45 @@ bool bench_traffic(DpEnv& env, const char* label, const trace::SizeSpec& size, b
       s.cfg.chain = "forward";
       s.cfg.park.park_bytes = v.park_bytes;
       s.inflight = 1024;
+      s.memif = memif;
       s.warm = quick ? 10000 : 40000;
       s.measure = quick ? 60000 : 400000;
       Loop loop(env, frames, s);
       LoopResult r = loop.run();
       if (!r.ok) {
-        std::fprintf(stderr, "switch_bench: %s %s: %s\n", label, v.name, r.err.c_str());
+        std::fprintf(stderr, "switch_bench: %s %s: %s\n", label.c_str(), v.name, r.err.c_str());
         return false;
       }
       Acc& a = acc[v.name];
       a.cpu.add(r.cpu_s / double(r.packets));
       a.wall.add(r.wall_s / double(r.packets));
+      a.server.add(r.server_ns * 1e-9);
       a.last = r;
     }
   }
-  std::printf("\n%s traffic (mean %.0f B), chain forward, %d reps, %llu packets/rep\n", label,
-              frames.mean_len(), reps, (unsigned long long)acc["baseline"].last.packets);
-  std::printf("  %-16s %7s %7s  %-24s %-24s %8s %8s %9s %9s %6s\n", "mode", "Mpps", "wallMpps",
-              "ratio (cpu)", "ratio (wall)", "sw ns/p", "srv ns/p", "toNF B/p", "fromNF B/p",
-              "drops");
+  std::printf("\nNF link %s traffic (mean %.0f B), chain forward, %d reps, %llu packets/rep\n",
+              label.c_str(), frames.mean_len(), reps,
+              (unsigned long long)acc["baseline"].last.packets);
+  std::printf("  %-15s %6s %6s  %-23s %5s %6s %6s  %-23s %7s %7s %5s %6s\n", "mode", "Mpps", "wall",
+              "loop ratio (cpu)", "wall", "sw ns", "srv ns", "NF server ratio", "toNF B", "fromNF",
+              "drops", "rebuilt");
   const Acc& base = acc["baseline"];
   for (const Variant& v : kVariants) {
     if (!selected(v.name)) continue;
     const Acc& a = acc[v.name];
     const LoopResult& r = a.last;
-    Ratio rc{base.cpu, a.cpu}, rw{base.wall, a.wall};
-    std::printf("  %-16s %7.3f %7.3f  %-24s %-24s %8.1f %8.1f %9.1f %9.1f %6llu\n", v.name,
-                1e-6 / a.cpu.min(), 1e-6 / a.wall.min(), rc.text().c_str(), rw.text().c_str(),
-                r.switch_ns, r.server_ns, r.per_pkt(r.to_nf_bytes), r.per_pkt(r.from_nf_bytes),
-                (unsigned long long)(r.mode_drops + r.nf_drops + r.rebuilt));
-    if (v.mode != dp::Mode::kBaseline)
-      summary.push_back(std::string("RATIO switch ") + v.name + "/baseline " + label + " " +
-                        rc.text() + " (target >= 0.8)");
+    Ratio rc{base.cpu, a.cpu}, rw{base.wall, a.wall}, rs{base.server, a.server};
+    std::printf("  %-15s %6.2f %6.2f  %-23s %5.2f %6.1f %6.1f  %-23s %7.1f %7.1f %5llu %6llu\n",
+                v.name, 1e-6 / a.cpu.min(), 1e-6 / a.wall.min(), rc.text().c_str(), rw.value(),
+                r.switch_ns, r.server_ns, rs.text().c_str(), r.per_pkt(r.to_nf_bytes),
+                r.per_pkt(r.from_nf_bytes), (unsigned long long)(r.mode_drops + r.nf_drops),
+                (unsigned long long)r.rebuilt);
+    if (v.mode == dp::Mode::kBaseline) continue;
+    summary.push_back(std::string("RATIO switch ") + v.name + "/baseline " + label + " " +
+                      rc.text() + " (target >= 0.8)");
+    if (memif && std::string(v.name) == "payloadpark-all")
+      summary.push_back("RATIO nf-server header-only/whole " + label + " " + rs.text() +
+                        " (target >= 2.5)");
   }
   return true;
 }
@@ -117,14 +125,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "switch_bench: %s\n", err.c_str());
     return 1;
   }
-  std::printf("switch_bench%s: one lcore, EAL --no-huge, ring ports, 1024 mbufs in flight\n",
-              quick ? " --quick" : "");
+  std::printf(
+      "switch_bench%s: one lcore, EAL --no-huge, 1024 mbufs in flight; NF link ring, then memif\n",
+      quick ? " --quick" : "");
   std::vector<std::string> summary;
   trace::SizeSpec s1500, dc;
   s1500.fixed = 1500;
   dc.kind = trace::SizeKind::kDc;
-  bool ok = bench_traffic(env, "1500B", s1500, quick, summary) &&
-            bench_traffic(env, "dc", dc, quick, summary);
+  bool ok = bench_traffic(env, false, "1500B", s1500, quick, summary) &&
+            bench_traffic(env, false, "dc", dc, quick, summary);
+  if (ok && env.init_memif(err)) {
+    ok = bench_traffic(env, true, "1500B", s1500, quick, summary) &&
+         bench_traffic(env, true, "dc", dc, quick, summary);
+  } else if (ok) {
+    std::printf("\nmemif NF link skipped: %s\n", err.c_str());
+  }
   std::printf("\n");
   for (const auto& l : summary) std::printf("%s\n", l.c_str());
   dp::eal_cleanup();
