@@ -4,6 +4,7 @@
 
 #include "core/bytes.h"
 #include "core/checksum.h"
+#include "nf/flow_table.h"
 
 namespace nfpark::nf {
 
@@ -143,7 +144,7 @@ std::unique_ptr<Meter> Meter::create(const MeterConfig& cfg, std::string& error)
 }
 
 TcmBuckets& Meter::flow_buckets(const FlowKey& k, Nanos now) {
-  const size_t base = (size_t(k.hash()) & set_mask_) * 4;
+  const size_t base = (size_t(FlowKeyHash64{}(k)) & set_mask_) * 4;
   size_t victim = base;
   for (size_t w = base; w < base + 4; ++w) {
     Entry& e = table_[w];
