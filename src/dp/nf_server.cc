@@ -58,6 +58,7 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   out_.clear();
   if (faults_) faults_->release(now, false, out_);
   rx += n;
+  port.count_rx(pkts.data(), n);
   if (reorder_) {
     Collect c{this};
     if (n) {

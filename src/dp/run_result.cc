@@ -43,6 +43,7 @@ std::string RunResult::to_json() const {
   map(j, "counters", park);
   map(j, "nf", nf);
   map(j, "faults", faults);
+  map(j, "ports", ports);
   if (reframe_on) {
     j.begin_object("reframe");
     j.value("slf_in", reframe_slf_in).value("slf_out", reframe_slf_out);

@@ -449,6 +449,16 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     es("drop_notified", ep.drop_notified);
     es("drop_freed", ep.drop_freed);
     res.held_at_exit = mode->held();
+    auto port_counters = [&](const char* name, const Port& p) {
+      auto ps = res.ports.sink(std::string(name) + ".");
+      ps("rx_packets", p.rx_packets);
+      ps("rx_bytes", p.rx_bytes);
+      ps("tx_packets", p.tx_packets);
+      ps("tx_bytes", p.tx_bytes);
+    };
+    port_counters("traffic", traffic);
+    port_counters("switch_nf", sw_nf);
+    if (!external_nf) port_counters("nf_server", nf_side);
 
     traffic.stop();
     sw_nf.stop();

@@ -30,6 +30,7 @@ struct RunResult {
   CounterMap park;       // the mode's counters
   CounterMap nf;         // the chain's counters
   CounterMap faults;
+  CounterMap ports;      // per-port packets/bytes: "<port>.rx_packets", ...
   CounterMap reframe;    // Reframer's counters, when it ran
   bool reframe_on = false;
   double reframe_slf_in = 0, reframe_slf_out = 0, reframe_useless_wait_us = 0;
