@@ -5,7 +5,9 @@
 // Time:     none.                           State: AclClassifier built once from the rules.
 // Counters: rx, allowed, drop.denied, default_action (packets that matched no rule),
 //           no_l3 (non-IP/malformed: given the default action), rules
-// Cost:     see bench/acl_bench (ns/lookup vs linear scan at 1k/10k/20k rules).
+// Cost:     acl_bench: 8 ns/lookup at 10k generated rules for generated traffic (linear
+//           scan: 28 us), 100–260 ns for keys deep inside dense rule sets; nf_bench --quick:
+//           ~31 ns/pkt over forward incl. key extraction at 1000 rules.
 // Refs:     Qi et al., HyperSplit (INFOCOM 2009); Vamanan et al., EffiCuts (SIGCOMM 2010).
 //
 // Theory of operation. Rules come from `rules_file` (format in acl_rule.h and docs/nfs.md) or,

@@ -7,7 +7,8 @@
 //           (default 10/12/14 = AF11/AF12/AF13, RFC 2597) · drop_red (default false)
 // Time:     uses `now` per burst; no timers.  State: one bucket pair, or a 4-way table of flows.
 // Counters: rx, green, yellow, red, drop.red, flows_evicted
-// Cost:     a few ns/pkt global; + one hash and a probe of 4 entries per flow.
+// Cost:     ~5 ns/pkt over forward global (nf_bench --quick); per flow + one hash and a
+//           probe of 4 ways.
 // Refs:     RFC 2697, RFC 2698, RFC 2597 (AF DSCPs), RFC 1624.
 //
 // Theory of operation. Packet size B is the original frame length (wire_len), not the bytes

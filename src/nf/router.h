@@ -6,7 +6,8 @@
 //           (default 02:00:00:00:00:02; "none" = no default route, unmatched packets dropped).
 // Time:     none.                                    State: two Lpm tables + next-hop list, static.
 // Counters: rx, forwarded, drop.ttl_expired, drop.no_route, drop.not_ip
-// Cost:     see bench (nf chain bench); IPv4 lookup is 1–3 dependent loads.
+// Cost:     ~4 ns/pkt over forward (nf_bench --quick, 100k flows: 24.5 vs 20.3 ns/pkt);
+//           IPv4 lookup is 1–3 dependent loads.
 // Refs:     RFC 1812 §5.3.1 (TTL), RFC 8200 §3 (hop limit), RFC 1624 (checksum update).
 //
 // Theory of operation. A packet whose TTL/hop limit is ≤ 1 is dropped (no ICMP Time Exceeded is
