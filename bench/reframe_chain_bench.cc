@@ -18,13 +18,17 @@
 // burst's last packet), so T_buff means what it means on a wire whatever this machine's speed.
 // A flow's packets are ~256 packets apart: 18 us at 100 Gb/s, 185 us at 10 Gb/s, hence
 // the expected batches ~1 + T_buff/18us at 100G and ~1 at 10G for T_buff < 185 us.
-// Measured (thread CPU time, min over reps; each variant run right after its own baseline run):
+// Measured in thread CPU time. Per stream and rep: fresh instances of the baseline chain, of one
+// chain per T_buff and of one Reframer per T_buff (each first sees the population, untimed);
+// then the stream is cut into 20 chunks and run interleaved: baseline chunk i, then for each
+// T_buff Reframer chunk i and its chain's chunk i. Slow swings of the machine's load hit both
+// sides alike. A side's time = sum over chunks of the min over reps; [range] = per-rep ratios.
 //   chain:    the chain over the packets in original order vs in Reframer's output order; both
-//             runs read headers laid out back to back in their order (the receive ring), parse
-//             each (the NF server's view), run bursts of 32; the header bytes are restored
-//             before each run (NFs rewrite them) and every run gets fresh chain instances;
+//             read headers laid out back to back in their order (the receive ring), parse each
+//             (the NF server's view), run bursts of 32 with now = arrival time; every instance
+//             gets its own copy of the header bytes (NFs rewrite them);
 //   reframer: Reframer's own cost on the arrival order: classify() (parse + flow hash) + push +
-//             poll + flush;
+//             poll + flush (its output order is computed once beforehand; it is deterministic);
 //   ratio:    throughput with Reframer incl. its cost vs without = chain_orig/(chain_ref + ref).
 // SLF: packets / maximal same-flow runs, on the input and on Reframer's output.
 #include <toml++/toml.h>
@@ -119,13 +123,13 @@ struct Ring {
   }
 };
 
-// Runs the ring through the chain in bursts of 32; returns thread CPU seconds, counts drops.
-double run_chain(nf::Chain& chain, Ring& r, uint64_t& drops) {
+// Runs ring positions [from, to) through the chain in bursts of 32; returns thread CPU seconds.
+double run_chain(nf::Chain& chain, Ring& r, size_t from, size_t to, uint64_t& drops) {
   PacketView views[nf::kBurst];
   nf::Verdict verdicts[nf::kBurst];
   Stopwatch sw;
-  for (size_t i = 0; i < r.len.size(); i += nf::kBurst) {
-    const size_t n = std::min(nf::kBurst, r.len.size() - i);
+  for (size_t i = from; i < to; i += nf::kBurst) {
+    const size_t n = std::min(nf::kBurst, to - i);
     for (size_t j = 0; j < n; ++j) {
       uint8_t* d = &r.work[(i + j) * kHdr];
       views[j].data = d;
@@ -146,23 +150,21 @@ struct Env {
   Stream warm;  // 100 Gb/s timestamps; the chain's `now` only ages flows
   Ring warm_ring;
   uint64_t drops = 0;
-  // A fresh chain that has seen the whole population once (untimed).
-  std::unique_ptr<nf::Chain> fresh_chain() {
+};
+
+// A fresh chain that has seen the whole population once (untimed), and its input ring.
+struct ChainRun {
+  std::unique_ptr<nf::Chain> chain;
+  Ring ring;
+  ChainRun(Env& env, const Pkts& p, const std::vector<uint32_t>& order,
+           const std::vector<Nanos>& ts) {
     std::string err;
-    auto c = nf::build_chain(kChain, &cfg, err);
-    if (!c) std::fprintf(stderr, "reframe_chain_bench: %s\n", err.c_str()), std::exit(1);
-    warm_ring.fill(warm_pkts, warm.idx, warm.ts);
+    chain = nf::build_chain(kChain, &env.cfg, err);
+    if (!chain) std::fprintf(stderr, "reframe_chain_bench: %s\n", err.c_str()), std::exit(1);
+    env.warm_ring.fill(env.warm_pkts, env.warm.idx, env.warm.ts);  // NFs rewrote the last copy
     uint64_t d = 0;
-    run_chain(*c, warm_ring, d);
-    return c;
-  }
-  // Chain CPU seconds over `order` of `p` (positions' times `ts`).
-  double time_chain(const Pkts& p, const std::vector<uint32_t>& order,
-                    const std::vector<Nanos>& ts) {
-    auto c = fresh_chain();
-    Ring r;
-    r.fill(p, order, ts);
-    return run_chain(*c, r, drops);
+    run_chain(*chain, env.warm_ring, 0, env.warm_ring.len.size(), d);
+    ring.fill(p, order, ts);
   }
 };
 
@@ -172,22 +174,38 @@ struct Collect {
   void coalesced(uint32_t) {}
 };
 
-// Pushes a stream through a Reframer in bursts of 32 at virtual time; `out` gets stream
-// positions in emission order. Returns the timed CPU seconds (the warm-up pass is untimed).
-double run_reframer(Env& env, const Stream& s, Nanos t_buff, std::vector<uint32_t>& out) {
-  reframe::ReorderConfig rc;
-  rc.t_buff = t_buff;
-  reframe::FlowReorder<uint32_t> ref(rc);
+// A fresh Reframer that has seen the population once (untimed), fed a stream chunk by chunk at
+// virtual time in bursts of 32; `out` collects stream positions in emission order.
+struct RefRun {
+  reframe::FlowReorder<uint32_t> ref;
+  const Stream& s;
   reframe::BypassRules rules;
-  std::vector<uint32_t> sink;
-  sink.reserve(env.warm.idx.size());
-  out.clear();
-  out.reserve(s.idx.size());
-  reframe::PacketMeta meta[nf::kBurst];
-  uint32_t h[nf::kBurst];
-  auto pass = [&](const Stream& st, Collect& c) {
-    for (size_t i = 0; i < st.idx.size(); i += nf::kBurst) {
-      const size_t n = std::min(nf::kBurst, st.idx.size() - i);
+  std::vector<uint32_t> out, sink;
+  RefRun(Env& env, const Stream& st, Nanos t_buff) : ref(config(t_buff)), s(st) {
+    Collect c{&sink};
+    sink.reserve(env.warm.idx.size());
+    pass(env.warm, 0, env.warm.idx.size(), c);
+    ref.flush_all(env.warm.ts.back(), c);
+    out.reserve(s.idx.size());
+  }
+  static reframe::ReorderConfig config(Nanos t_buff) {
+    reframe::ReorderConfig rc;
+    rc.t_buff = t_buff;
+    return rc;
+  }
+  // classify() + poll + push for positions [from, to); flush_all after the last one.
+  double run(size_t from, size_t to) {
+    Collect c{&out};
+    Stopwatch sw;
+    pass(s, from, to, c);
+    if (to == s.idx.size()) ref.flush_all(s.ts.back(), c);
+    return sw.cpu();
+  }
+  void pass(const Stream& st, size_t from, size_t to, Collect& c) {
+    reframe::PacketMeta meta[nf::kBurst];
+    uint32_t h[nf::kBurst];
+    for (size_t i = from; i < to; i += nf::kBurst) {
+      const size_t n = std::min(nf::kBurst, to - i);
       const Nanos now = st.ts[i + n - 1];
       for (size_t j = 0; j < n; ++j) {
         const uint32_t k = st.idx[i + j];
@@ -199,24 +217,79 @@ double run_reframer(Env& env, const Stream& s, Nanos t_buff, std::vector<uint32_
       ref.push(std::span<const uint32_t>(h, n), std::span<const reframe::PacketMeta>(meta, n), now,
                c);
     }
-    ref.flush_all(st.ts.back(), c);
-  };
-  Collect cw{&sink};
-  pass(env.warm, cw);
-  Collect c{&out};
-  Stopwatch sw;
-  pass(s, c);
-  return sw.cpu();
-}
+  }
+};
+
+// Chunk times of one side: t[rep][chunk], CPU seconds.
+struct Chunks {
+  std::vector<std::vector<double>> t;
+  // Sum over chunks of the min over reps: min of N at chunk granularity (a preempted or
+  // cache-thrashed chunk in one rep does not count).
+  double min_sum() const {
+    double s = 0;
+    for (size_t c = 0; c < t[0].size(); ++c) {
+      double m = t[0][c];
+      for (const auto& r : t) m = std::min(m, r[c]);
+      s += m;
+    }
+    return s;
+  }
+  double rep_sum(size_t r) const { return std::accumulate(t[r].begin(), t[r].end(), 0.0); }
+};
 
 struct Case {
+  Nanos t_buff;
+  std::vector<uint32_t> order;  // chain order (indices into the Pkts)
+  std::vector<Nanos> ts;        // arrival time of each packet in that order
+  double slf_out = 0;
+  Chunks chain, ref;
+};
+
+// One stream: its baseline chain and its cases, run chunk by chunk interleaved (baseline chunk
+// i, then each case's Reframer chunk i and chain chunk i), a fresh instance of each per rep.
+struct Group {
   std::string name;
   const Stream* s;
-  Nanos t_buff;
-  std::vector<uint32_t> order;     // chain order (indices into the Pkts), from the first rep
-  Series base, chain, ref, total;  // base: the chain on the arrival order, measured just before
-  double slf_out = 0;
+  std::vector<Case> cases;
+  Chunks base;
+
+  void prepare(Env& env, const Pkts& p) {
+    for (Case& c : cases) {  // Reframer's output order (deterministic: virtual time), untimed
+      RefRun r(env, *s, c.t_buff);
+      r.run(0, s->idx.size());
+      for (uint32_t pos : r.out) c.order.push_back(s->idx[pos]), c.ts.push_back(s->ts[pos]);
+      c.slf_out = slf(p, c.order);
+    }
+  }
+  void rep(Env& env, const Pkts& p, size_t chunk) {
+    ChainRun base_run(env, p, s->idx, s->ts);
+    std::vector<std::unique_ptr<ChainRun>> runs;
+    std::vector<std::unique_ptr<RefRun>> refs;
+    for (Case& c : cases) {
+      runs.push_back(std::make_unique<ChainRun>(env, p, c.order, c.ts));
+      refs.push_back(std::make_unique<RefRun>(env, *s, c.t_buff));
+      c.chain.t.emplace_back();
+      c.ref.t.emplace_back();
+    }
+    base.t.emplace_back();
+    const size_t n = s->idx.size();
+    for (size_t from = 0; from < n; from += chunk) {
+      const size_t to = std::min(n, from + chunk);
+      base.t.back().push_back(run_chain(*base_run.chain, base_run.ring, from, to, env.drops));
+      for (size_t k = 0; k < cases.size(); ++k) {
+        cases[k].ref.t.back().push_back(refs[k]->run(from, to));
+        cases[k].chain.t.back().push_back(
+            run_chain(*runs[k]->chain, runs[k]->ring, from, to, env.drops));
+      }
+    }
+  }
 };
+
+std::string ratio_text(double v, double lo, double hi, size_t n) {
+  char b[80];
+  std::snprintf(b, sizeof b, "%.2fx [%.2f-%.2f, N=%zu]", v, lo, hi, n);
+  return b;
+}
 
 }  // namespace
 
@@ -282,40 +355,42 @@ int main(int argc, char** argv) {
       }(),
       gen_sw.wall(), slf(pkts, local100.idx), slf(pkts, rr100.idx), reps);
 
-  std::vector<Case> cases;
-  for (Nanos tb : {16, 64, 128}) cases.push_back({"local 100G", &local100, tb * kMicro});
-  for (Nanos tb : {16, 64, 128}) cases.push_back({"local 10G", &local10, tb * kMicro});
-  cases.push_back({"cannot-help 100G", &rr100, 64 * kMicro});
+  std::vector<Group> groups = {{"local 100G", &local100, {}, {}},
+                               {"local 10G", &local10, {}, {}},
+                               {"cannot-help 100G", &rr100, {}, {}}};
+  for (Group& g : groups)
+    for (Nanos tb : {16, 64, 128})
+      if (g.s != &rr100 || tb == 64) g.cases.push_back({tb * kMicro, {}, {}, 0, {}, {}});
+  const size_t chunk = (pkts.size() / 20 + 31) / 32 * 32;  // 20 chunks, whole bursts
+  for (Group& g : groups) g.prepare(env, pkts);
   for (int rep = 0; rep < reps; ++rep) {
-    for (Case& c : cases) {
-      c.base.add(env.time_chain(pkts, c.s->idx, c.s->ts));
-      std::vector<uint32_t> pos;
-      c.ref.add(run_reframer(env, *c.s, c.t_buff, pos));
-      if (c.order.empty()) {
-        for (uint32_t p : pos) c.order.push_back(c.s->idx[p]);
-        c.slf_out = slf(pkts, c.order);
-      }
-      std::vector<Nanos> ts(pos.size());
-      for (size_t i = 0; i < pos.size(); ++i) ts[i] = c.s->ts[pos[i]];
-      c.chain.add(env.time_chain(pkts, c.order, ts));
-      c.total.add(c.chain.v.back() + c.ref.v.back());
-    }
+    for (Group& g : groups) g.rep(env, pkts, chunk);
     std::fprintf(stderr, "  rep %d/%d done\n", rep + 1, reps);
   }
   const double np = double(pkts.size());
-  std::printf("  %-17s %6s %7s %9s %9s %9s %-24s %-24s\n", "case", "T_buff", "SLFout", "base ns",
+  std::printf("  %-17s %6s %7s %8s %8s %8s %-24s %-24s\n", "case", "T_buff", "SLFout", "base ns",
               "chain ns", "ref ns", "chain-only gain", "with Reframer (incl. cost)");
   std::vector<std::string> summary;
-  for (const Case& c : cases) {
-    Ratio chain_only{c.base, c.chain}, total{c.base, c.total};
-    std::printf("  %-17s %4lldus %7.2f %9.1f %9.1f %9.1f %-24s %-24s\n", c.name.c_str(),
-                (long long)(c.t_buff / kMicro), c.slf_out, c.base.min() * 1e9 / np,
-                c.chain.min() * 1e9 / np, c.ref.min() * 1e9 / np, chain_only.text().c_str(),
-                total.text().c_str());
-    char line[200];
-    std::snprintf(line, sizeof line, "RATIO reframe %s T_buff=%lldus with/without %s, SLF out %.2f",
-                  c.name.c_str(), (long long)(c.t_buff / kMicro), total.text().c_str(), c.slf_out);
-    summary.push_back(line);
+  for (const Group& g : groups) {
+    for (const Case& c : g.cases) {
+      const double base = g.base.min_sum(), chain = c.chain.min_sum(), ref = c.ref.min_sum();
+      Series only, total;  // per-rep ratios
+      for (size_t r = 0; r < g.base.t.size(); ++r) {
+        only.add(g.base.rep_sum(r) / c.chain.rep_sum(r));
+        total.add(g.base.rep_sum(r) / (c.chain.rep_sum(r) + c.ref.rep_sum(r)));
+      }
+      const std::string t_only = ratio_text(base / chain, only.min(), only.max(), only.n());
+      const std::string t_total =
+          ratio_text(base / (chain + ref), total.min(), total.max(), total.n());
+      std::printf("  %-17s %4lldus %7.2f %8.1f %8.1f %8.1f %-24s %-24s\n", g.name.c_str(),
+                  (long long)(c.t_buff / kMicro), c.slf_out, base * 1e9 / np, chain * 1e9 / np,
+                  ref * 1e9 / np, t_only.c_str(), t_total.c_str());
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "RATIO reframe %s T_buff=%lldus with/without %s, SLF out %.2f", g.name.c_str(),
+                    (long long)(c.t_buff / kMicro), t_total.c_str(), c.slf_out);
+      summary.push_back(line);
+    }
   }
   if (env.drops)
     std::printf("  note: %llu packets dropped by the chain\n", (unsigned long long)env.drops);
