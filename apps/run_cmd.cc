@@ -29,6 +29,18 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
   if (a.has("nf-port")) c.nf_port = a.get("nf-port");
   if (a.has("port")) c.port = a.get("port");
   if (a.has("in")) c.in_path = a.get("in");
+  if (a.has("traffic")) {
+    std::string v = a.get("traffic");
+    c.traffic_ports.clear();
+    // Port specs contain commas (devargs), so the two ports are separated by '+'.
+    size_t plus = v.find('+');
+    if (plus == std::string::npos) {
+      err = "--traffic: expected two port specs joined by '+', e.g. "
+            "vdev:net_af_packet0,iface=vethA+vdev:net_af_packet1,iface=vethB";
+      return false;
+    }
+    c.traffic_ports = {v.substr(0, plus), v.substr(plus + 1)};
+  }
   if (a.has("out")) c.out_path = a.get("out");
   if (a.has("nf-lcore")) c.nf_lcore = true;
   if (a.has("no-drop-notify")) c.notify_drops = false;
@@ -107,6 +119,8 @@ int run_main(int argc, char** argv) {
       .option("chain", "NFS", "NF chain, e.g. nat,counter (see docs/nfs.md)", "forward")
       .option("in", "FILE", "input pcap/pcapng, replayed through the switch")
       .option("out", "FILE", "output pcap (packets as they leave the switch)")
+      .option("traffic", "A+B", "live traffic on two DPDK ports instead of --in/--out: packets in\n"
+              "on A leave on B and back (e.g. af_packet on veth pairs; see docs/run.md)")
       .option("park-bytes", "N|all", "payload bytes parked per packet (payloadpark)", "160")
       .option("min-payload", "B", "smallest payload that is parked", "160")
       .option("slots", "N", "parking slots per NF server", "65536")

@@ -157,6 +157,12 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
       !run.get("progress", cfg.progress) || !run.get("pace", cfg.pace) || !run.check_unknown())
     return false;
   if (!in.empty()) cfg.in_path = rel(in);
+  if (const toml::node* tp = run.raw("traffic")) {
+    const toml::array* a = tp->as_array();
+    if (!a || a->size() != 2 || !(*a)[0].is_string() || !(*a)[1].is_string())
+      return run.fail("traffic", "two port specs, e.g. [\"vdev:net_af_packet0,iface=a\", \"vdev:net_af_packet1,iface=b\"]");
+    cfg.traffic_ports = {*(*a)[0].value<std::string>(), *(*a)[1].value<std::string>()};
+  }
   if (!out.empty()) cfg.out_path = rel(out);
 
   Section park(root->get_as<toml::table>("park"), "park", path, err);

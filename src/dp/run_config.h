@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
@@ -39,6 +40,7 @@ struct RunConfig {
                                           // once traffic was seen (0: run until SIGINT/SIGTERM)
   std::string chain = "forward";
   std::string in_path, out_path;          // pcap replay in / pcap written out
+  std::vector<std::string> traffic_ports; // live traffic: two port specs instead of in/out
   park::ParkConfig park;                  // PayloadPark parameters ([park])
   park::QueueMemConfig queuemem;          // QUEUE-MEM parameters ([queuemem])
   park::SlicerConfig slicer;              // NFSlicer parameters ([nfslicer])

@@ -15,6 +15,7 @@
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
+#include "dp/pcap_wire.h"
 #include "dp/port.h"
 #include "dp/switch_mode.h"
 #include "nf/registry.h"
@@ -31,161 +32,6 @@ void on_signal(int) { g_stop = true; }
 constexpr uint32_t kRing = 4096;
 constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;  // 2048 B + headroom
 constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
-
-// The wire in front of the traffic port: input pcap -> mbufs -> the port's RX ring.
-class Feeder {
- public:
-  // `primary`: where received frames land (the NIC-memory pool in nicmem mode); when it is
-  // empty they land in `pool` instead (nicmem's secondary ring), counted in `fallbacks`.
-  Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring,
-         std::vector<Nanos>& ts, bool pace)
-      : reader_(r), pool_(pool), primary_(primary), ring_(ring), ts_(ts), pace_(pace) {}
-  void start(Nanos now) { start_ = now; }
-  // Enqueues up to one burst; returns packets fed. Sets done() at end of input.
-  uint32_t feed(Nanos now) {
-    if (done_ || has_pending_) return 0;
-    if (rte_ring_free_count(ring_) < kBurst || rte_ring_count(ring_) > 4 * kBurst) return 0;
-    rte_mbuf* b[kBurst];
-    uint32_t n = 0;
-    trace::PacketRecord rec;
-    while (n < kBurst) {
-      if (has_paced_) {  // a packet read earlier, waiting for its time on the wire
-        if (now - start_ < paced_.ts - first_ts_) break;
-        rec = paced_;
-        has_paced_ = false;
-      } else {
-        auto st = reader_.next(rec);
-        if (st != trace::ReadStatus::kPacket) {
-          done_ = true;
-          if (st == trace::ReadStatus::kError) error = reader_.error();
-          break;
-        }
-        if (pace_) {
-          if (ts_.empty() && n == 0 && first_ts_ == INT64_MIN) first_ts_ = rec.ts;
-          if (now - start_ < rec.ts - first_ts_) {
-            paced_ = rec;
-            has_paced_ = true;
-            break;
-          }
-        }
-      }
-      rte_mbuf* m = to_mbuf(rec);
-      if (!m) {  // pool empty: the pipeline holds too much; retry this packet later
-        pending_ = rec;
-        has_pending_ = true;
-        break;
-      }
-      b[n++] = m;
-    }
-    if (n) {
-      unsigned q = rte_ring_enqueue_burst(ring_, reinterpret_cast<void**>(b), n, nullptr);
-      for (unsigned i = q; i < n; ++i) rte_pktmbuf_free(b[i]);  // cannot happen: space checked
-      packets += q;
-    }
-    return n;
-  }
-  bool done() const { return done_ && !has_pending_ && !has_paced_; }
-  uint64_t packets = 0, bytes = 0, fallbacks = 0;
-  std::string error;
-
- private:
-  rte_mbuf* alloc() {
-    if (primary_ != pool_) {
-      if (rte_mbuf* m = rte_pktmbuf_alloc(primary_)) return m;
-      ++fallbacks;
-    }
-    return rte_pktmbuf_alloc(pool_);
-  }
-  rte_mbuf* to_mbuf(const trace::PacketRecord& rec) {
-    rte_mbuf* head = alloc();
-    if (!head) return nullptr;
-    uint32_t off = 0;
-    rte_mbuf* last = head;
-    while (off < rec.len) {
-      rte_mbuf* seg = off == 0 ? head : alloc();
-      if (!seg) {
-        rte_pktmbuf_free(head);
-        return nullptr;
-      }
-      uint32_t room = rte_pktmbuf_tailroom(seg);
-      uint32_t take = rec.len - off < room ? rec.len - off : room;
-      std::memcpy(rte_pktmbuf_mtod(seg, uint8_t*), rec.data + off, take);
-      seg->data_len = uint16_t(take);
-      if (seg != head) {
-        last->next = seg;
-        head->nb_segs++;
-        last = seg;
-      }
-      off += take;
-    }
-    head->pkt_len = rec.len;
-    MbufMeta::seq(head) = ts_.size();
-    ts_.push_back(rec.ts);
-    bytes += rec.len;
-    return head;
-  }
-
-  trace::TraceReader& reader_;
-  rte_mempool *pool_, *primary_;
-  rte_ring* ring_;
-  std::vector<Nanos>& ts_;
-  bool pace_;
-  bool done_ = false, has_pending_ = false, has_paced_ = false;
-  trace::PacketRecord pending_, paced_;
-  Nanos start_ = 0, first_ts_ = INT64_MIN;
-
- public:
-  // Retry a packet that found the pool empty.
-  uint32_t retry() {
-    if (!has_pending_) return 0;
-    rte_mbuf* m = to_mbuf(pending_);
-    if (!m) return 0;
-    if (rte_ring_enqueue(ring_, m) != 0) {
-      bytes -= m->pkt_len;
-      rte_pktmbuf_free(m);
-      ts_.pop_back();
-      return 0;
-    }
-    has_pending_ = false;
-    ++packets;
-    return 1;
-  }
-};
-
-// The wire behind the traffic port: the port's TX ring -> output pcap.
-class Writer {
- public:
-  Writer(trace::PcapWriter* w, rte_ring* ring, const std::vector<Nanos>& ts)
-      : w_(w), ring_(ring), ts_(ts), buf_(16384) {}
-  uint32_t drain() {
-    rte_mbuf* b[kBurst];
-    unsigned n = rte_ring_dequeue_burst(ring_, reinterpret_cast<void**>(b), kBurst, nullptr);
-    for (unsigned i = 0; i < n; ++i) {
-      rte_mbuf* m = b[i];
-      bytes += m->pkt_len;
-      if (w_) {
-        const uint8_t* d = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, buf_.data()));
-        // Stamp with the input time; a packet whose sequence number was lost in another process
-        // (whole packets back from an external NF) takes the previous packet's time.
-        uint64_t seq = MbufMeta::seq(m);
-        if (seq < ts_.size()) last_ts_ = ts_[seq];
-        if (!w_->write(last_ts_, d, m->pkt_len, m->pkt_len)) failed = true;
-      }
-      rte_pktmbuf_free(m);
-    }
-    packets += n;
-    return n;
-  }
-  uint64_t packets = 0, bytes = 0;
-  bool failed = false;
-
- private:
-  trace::PcapWriter* w_;
-  rte_ring* ring_;
-  const std::vector<Nanos>& ts_;
-  std::vector<uint8_t> buf_;
-  Nanos last_ts_ = 0;
-};
 
 struct NfThread {
   NfServer* server;
@@ -228,12 +74,17 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     err = "role switch needs the port to the NF server: --nf-port vdev:net_memif0,role=server,...";
     return 2;
   }
-  if (cfg.in_path.empty()) {
-    err = "no input: give --in FILE.pcap (or [run] in = \"...\" in the config)";
+  const bool live = !cfg.traffic_ports.empty();
+  if (live && cfg.traffic_ports.size() != 2) {
+    err = "--traffic takes two ports, A,B (packets in on A leave on B and vice versa)";
+    return 2;
+  }
+  if (!live && cfg.in_path.empty()) {
+    err = "no input: give --in FILE.pcap or --traffic A,B (or [run] in = \"...\")";
     return 2;
   }
   trace::TraceReader reader;
-  if (!reader.open(cfg.in_path)) {
+  if (!live && !reader.open(cfg.in_path)) {
     err = reader.error();
     return 2;
   }
@@ -280,16 +131,49 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     MbufOps::pools = {pkts, hdrs, ind};
     res.ran = true;
-    Port traffic, sw_nf, nf_side;
+    // Traffic ports: one ring port fed from the pcap (packets leave where they came in), or
+    // two live ports (packets in on one leave on the other).
+    Port tports[2], sw_nf, nf_side;
+    const int ntp = live ? 2 : 1;
+    Port& traffic = tports[0];
     rte_ring *wire_in = nullptr, *wire_out = nullptr;
     auto mode = make_switch_mode(cfg, nic, err);
     const bool external_nf = cfg.role == Role::kSwitch;
-    if (!mode || !Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) ||
-        !(external_nf ? Port::open(cfg.nf_port, pkts, sw_nf, err)
-                      : Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing))) {
+    bool ok = mode != nullptr;
+    if (ok && live) {
+      ok = Port::open(cfg.traffic_ports[0], nic, tports[0], err) &&
+           Port::open(cfg.traffic_ports[1], nic, tports[1], err);
+    } else if (ok) {
+      ok = Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing);
+    }
+    ok = ok && (external_nf ? Port::open(cfg.nf_port, pkts, sw_nf, err)
+                            : Port::ring_pair("nflink", pkts, sw_nf, nf_side, err, kRing));
+    if (!ok) {
       eal_cleanup();
       return mode ? 1 : 2;
     }
+    // Where a packet leaves: the other live port, or the one traffic port.
+    auto egress = [&](rte_mbuf* m) -> Port& {
+      return live && m->port == tports[0].id() ? tports[1] : tports[0];
+    };
+    auto send = [&](std::vector<rte_mbuf*>& v) {
+      if (v.empty()) return;
+      if (!live) {
+        traffic.tx(v.data(), uint16_t(v.size()));
+        return;
+      }
+      for (rte_mbuf* m : v) egress(m).tx(&m, 1);
+    };
+    auto traffic_flushed = [&] {
+      bool all = true;
+      for (int i = 0; i < ntp; ++i) all = tports[i].flush() && all;
+      return all;
+    };
+    auto traffic_backlogged = [&] {
+      for (int i = 0; i < ntp; ++i)
+        if (tports[i].backlogged()) return true;
+      return false;
+    };
     std::optional<park::TagFormat> fmt;
     if (uses_tags(cfg.mode)) fmt = cfg.park.format;
     NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pkts,
@@ -307,7 +191,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     std::vector<Nanos> ts;
     Feeder feeder(reader, pkts, nic, wire_in, ts, cfg.pace);
-    Writer out(cfg.out_path.empty() ? nullptr : &writer, wire_out, ts);
+    Writer out(cfg.out_path.empty() || live ? nullptr : &writer, wire_out, ts);
 
     NfThread nft{&server, &nf_side};
     if (cfg.nf_lcore && !external_nf) rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
@@ -325,23 +209,24 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     std::vector<rte_mbuf*> to_nf, to_out;
     to_nf.reserve(8 * kBurst);
     to_out.reserve(8 * kBurst);
-    bool drained = false;
+    bool drained = false, seen_traffic = false;
     rte_mbuf* b[kBurst];
     for (;;) {
       const Nanos now = clock.now();
-      uint32_t work = feeder.retry() + (g_stop ? 0 : feeder.feed(now));
+      uint32_t work = live ? 0 : feeder.retry() + (g_stop ? 0 : feeder.feed(now));
       // Switch: traffic -> NF.
-      if (sw_nf.flush() && traffic.flush()) {
-        uint16_t n = traffic.rx(b, kBurst);
-        if (n) {
-          traffic.count_rx(b, n);
-          to_nf.clear();
-          to_out.clear();
-          mode->to_nf(b, n, to_nf, to_out);
-          if (!to_nf.empty()) sw_nf.tx(to_nf.data(), uint16_t(to_nf.size()));
-          if (!to_out.empty()) traffic.tx(to_out.data(), uint16_t(to_out.size()));
-          work += n;
-        }
+      for (int t = 0; t < ntp && !g_stop; ++t) {
+        if (!sw_nf.flush() || !traffic_flushed()) break;
+        uint16_t n = tports[t].rx(b, kBurst);
+        if (!n) continue;
+        tports[t].count_rx(b, n);
+        if (live) seen_traffic = true;
+        to_nf.clear();
+        to_out.clear();
+        mode->to_nf(b, n, to_nf, to_out);
+        if (!to_nf.empty()) sw_nf.tx(to_nf.data(), uint16_t(to_nf.size()));
+        send(to_out);
+        work += n;
       }
       // NF server, inline.
       if (external_nf) {
@@ -356,7 +241,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
         }
       }
       // Switch: NF -> traffic.
-      if (traffic.flush()) {
+      if (traffic_flushed()) {
         uint16_t n = sw_nf.rx(b, kBurst);
         if (n) {
           sw_nf.count_rx(b, n);
@@ -364,28 +249,34 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
             for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b[i]) = MbufMeta::kUnknown;
           to_out.clear();
           mode->from_nf(b, n, to_out);
-          if (!to_out.empty()) traffic.tx(to_out.data(), uint16_t(to_out.size()));
+          send(to_out);
           work += n;
         }
       }
-      work += out.drain();
-      if (work || traffic.backlogged() || sw_nf.backlogged() || nf_side.backlogged()) last_activity = now;
-      if ((feeder.done() || g_stop) && now - last_activity > quiet) {
+      if (!live) work += out.drain();
+      if (work || traffic_backlogged() || sw_nf.backlogged() || nf_side.backlogged()) last_activity = now;
+      // Live ports have no end of input: they run until a signal, the timeout, or --idle-exit.
+      const bool input_done =
+          live ? (cfg.idle_exit_s > 0 && seen_traffic &&
+                  now - last_activity > Nanos(cfg.idle_exit_s * 1e9))
+               : feeder.done();
+      if ((input_done || g_stop) && (now - last_activity > quiet || live)) {
         if (drained) break;
         // Nothing moves: release what the mode holds and go round once more to write it out.
         if (!cfg.nf_lcore && !external_nf) server.flush(nf_side, now);
         to_out.clear();
         mode->drain(to_out);
-        if (!to_out.empty()) traffic.tx(to_out.data(), uint16_t(to_out.size()));
+        send(to_out);
         drained = true;
         last_activity = now;
       }
       if (now - start > Nanos(cfg.timeout_s * 1e9)) {
+        if (live) break;  // a live run's length is its timeout
         err = "run timed out after " + std::to_string(cfg.timeout_s) + " s (see --timeout)";
         rc = 1;
         break;
       }
-      if (cfg.progress && now > next_progress) {
+      if (cfg.progress && now > next_progress && !live) {
         std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s", (unsigned long long)feeder.packets,
                      (unsigned long long)out.packets, double(now - start) / 1e9);
         next_progress = now + kSecond;
@@ -405,21 +296,31 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     for (;;) {
       uint16_t n = sw_nf.rx(b, kBurst);
       if (!external_nf) n += nf_side.rx(b + n, uint16_t(kBurst - n));
-      if (n < kBurst) n += traffic.rx(b + n, uint16_t(kBurst - n));
+      for (int t = 0; t < ntp && n < kBurst; ++t) n += tports[t].rx(b + n, uint16_t(kBurst - n));
       for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
       if (!n) break;
     }
-    for (;;) {
-      unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b), kBurst, nullptr);
-      for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
-      if (!n) break;
+    if (!live) {
+      for (;;) {
+        unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b), kBurst, nullptr);
+        for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        if (!n) break;
+      }
+      out.drain();
+      res.packets_in = feeder.packets;
+      res.bytes_in = feeder.bytes;
+      res.packets_out = out.packets;
+      res.bytes_out = out.bytes;
+    } else {
+      for (int t = 0; t < 2; ++t) {
+        for (int i = 0; i < 1000 && !tports[t].flush(); ++i) {
+        }
+        res.packets_in += tports[t].rx_packets;
+        res.bytes_in += tports[t].rx_bytes;
+        res.packets_out += tports[t].tx_packets;
+        res.bytes_out += tports[t].tx_bytes;
+      }
     }
-    out.drain();
-
-    res.packets_in = feeder.packets;
-    res.bytes_in = feeder.bytes;
-    res.packets_out = out.packets;
-    res.bytes_out = out.bytes;
     res.packets_to_nf = sw_nf.tx_packets;
     res.bytes_to_nf = sw_nf.tx_bytes;
     res.packets_from_nf = sw_nf.rx_packets;
@@ -456,11 +357,16 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       ps("tx_packets", p.tx_packets);
       ps("tx_bytes", p.tx_bytes);
     };
-    port_counters("traffic", traffic);
+    if (live) {
+      port_counters("traffic_a", tports[0]);
+      port_counters("traffic_b", tports[1]);
+    } else {
+      port_counters("traffic", traffic);
+    }
     port_counters("switch_nf", sw_nf);
     if (!external_nf) port_counters("nf_server", nf_side);
 
-    traffic.stop();
+    for (int t = 0; t < ntp; ++t) tports[t].stop();
     sw_nf.stop();
     if (!external_nf) nf_side.stop();
     res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
