@@ -1,6 +1,6 @@
 """Live traffic: iperf3 (TCP) between two network namespaces, bridged by nfpark.
 
-    nsA (10.199.0.1) ─veth─ nfpark [af_packet A] ─switch─ NF server ─switch─ [af_packet B] ─veth─ nsB
+    nsA ─veth─ nfpark [af_packet A] ─switch─ NF server ─switch─ [af_packet B] ─veth─ nsB
 
 The switch parks payloads (PayloadPark) or slices nothing (baseline); the NF chain counts.
 Real kernel TCP must complete a transfer through it, and the run must end balanced with every
