@@ -63,13 +63,13 @@ if [ -f "$out/nf_bench.txt" ]; then
 fi
 if [ -f "$out/acl_bench.txt" ]; then
   echo "  acl_bench (tree vs linear scan, same keys):"
-  grep -iE 'speedup|x$' "$out/acl_bench.txt" | head -8 | sed 's/^/    /'
+  grep -E '^(ruleset|passing|random) ' "$out/acl_bench.txt" | sed 's/^/    /'
 fi
 if [ -f "$out/reframe_bench.txt" ]; then
   echo "  reframe_bench (Reframer vs passthrough, ns/pkt):"
   grep '^flows=' "$out/reframe_bench.txt" | sed 's/^/    /'
 fi
 echo "  ran:     ${ran[*]:-none}"
-echo "  skipped: ${skipped[*]:-none} (not built in $build)"
+[ ${#skipped[@]} -gt 0 ] && echo "  skipped: ${skipped[*]} (not built in $build)"
 [ ${#failed[@]} -gt 0 ] && echo "  FAILED:  ${failed[*]}"
 exit $status

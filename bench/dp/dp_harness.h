@@ -184,15 +184,19 @@ class Loop {
       // The wire: what left the traffic port comes back in (or is freed once measured).
       unsigned n =
           rte_ring_dequeue_burst(e_.wire_out, reinterpret_cast<void**>(b), dp::kBurst, nullptr);
+      unsigned m = 0;
       for (unsigned i = 0; i < n; ++i) {
         if (measuring) r.wire_bytes += b[i]->pkt_len;
-        b[i] = recycle(b[i], r);
+        if (rte_mbuf* x = recycle(b[i], r))
+          b[m++] = x;
+        else
+          ++freed;  // could not rebuild it (pool empty): one packet fewer in flight
       }
       if (out < target) {
-        rte_ring_enqueue_burst(e_.wire_in, reinterpret_cast<void**>(b), n, nullptr);
+        rte_ring_enqueue_burst(e_.wire_in, reinterpret_cast<void**>(b), m, nullptr);
       } else {
-        for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
-        freed += n;
+        for (unsigned i = 0; i < m; ++i) rte_pktmbuf_free(b[i]);
+        freed += m;
       }
       out += n;
       work += n;
@@ -300,6 +304,7 @@ class Loop {
       const uint64_t seq = dp::MbufMeta::seq(mb);
       rte_pktmbuf_free(mb);
       mb = rte_pktmbuf_alloc(pool);
+      if (!mb) return nullptr;
       dp::MbufMeta::seq(mb) = seq;
       load(mb);
     } else if (s_.restore) {
