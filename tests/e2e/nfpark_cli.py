@@ -94,18 +94,29 @@ def reorder(sent: Path, received: Path) -> Json:
     return out
 
 
-def run(inp: Path, out: Path, mode: str = "baseline", chain: str = "nat,counter",
-        *extra: str | os.PathLike[str], config: Path | None = None) -> Json:
-    """`nfpark run [CONFIG] --mode M --chain C --in IN --out OUT --json ...`; asserts exit 0."""
+def start_run(inp: Path, out: Path, mode: str = "baseline", chain: str = "nat,counter",
+              *extra: str | os.PathLike[str],
+              config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`nfpark run [CONFIG] --mode M --chain C --in IN --out OUT --json ...`, not checked."""
     args: list[str | os.PathLike[str]] = ["run"]
     if config is not None:
         args.append(config)
     args += ["--mode", mode, "--chain", chain, "--in", inp, "--out", out, "--json",
              "--no-progress", *extra]
-    p = nfpark(*args)
+    return nfpark(*args)
+
+
+def result(p: subprocess.CompletedProcess[str]) -> Json:
+    """The JSON of a finished `nfpark run --json`; asserts exit 0."""
     assert p.returncode == 0, describe(p)
     res: Json = json.loads(p.stdout)
     return res
+
+
+def run(inp: Path, out: Path, mode: str = "baseline", chain: str = "nat,counter",
+        *extra: str | os.PathLike[str], config: Path | None = None) -> Json:
+    """`nfpark run [CONFIG] --mode M --chain C --in IN --out OUT --json ...`; asserts exit 0."""
+    return result(start_run(inp, out, mode, chain, *extra, config=config))
 
 
 def assert_accounting(res: Json) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nfpark_cli as cli
 import pytest
-from conftest import Lab
+
+from . import nfpark_cli as cli
+from .lab import Lab
 
 CHAIN = "nat,counter"
 KEY = "00112233445566778899aabbccddeeff"
@@ -40,6 +41,8 @@ FAULTS: dict[str, list[str]] = {
             "--nf-corrupt-tag", "0.05", "--nf-delay-us", "20", "--seed", "3"],
 }
 
+FAULT_MODES = ("payloadpark", "queuemem", "nfslicer")
+
 NFSLICER_CORRUPT = pytest.mark.xfail(
     strict=True,
     reason="BUG: --nf-corrupt-tag is silently ignored in nfslicer mode (faults.corrupted == 0, "
@@ -48,7 +51,7 @@ NFSLICER_CORRUPT = pytest.mark.xfail(
 
 def fault_cases() -> list[object]:
     cases: list[object] = []
-    for mode in ("payloadpark", "queuemem", "nfslicer"):
+    for mode in FAULT_MODES:
         for name in FAULTS:
             marks = [NFSLICER_CORRUPT] if mode == "nfslicer" and name == "corrupt" else []
             cases.append(pytest.param(mode, name, marks=marks, id=f"{mode}-{name}"))
@@ -56,11 +59,12 @@ def fault_cases() -> list[object]:
 
 
 @pytest.mark.parametrize(("mode", "fault"), fault_cases())
-def test_nf_faults(lab: Lab, tmp_path: Path, mode: str, fault: str) -> None:
+def test_nf_faults(lab: Lab, mode: str, fault: str) -> None:
     trace = fault_trace(lab)
     base_out, _ = lab.baseline(trace, CHAIN)
-    out = tmp_path / "out.pcap"
-    res = cli.run(trace, out, mode, CHAIN, *FAULTS[fault])
+    specs = {f"{m}-{f}": (m, args) for m in FAULT_MODES for f, args in FAULTS.items()}
+    out, proc = lab.batch(trace, CHAIN, specs)[f"{mode}-{fault}"]
+    res = cli.result(proc)
     frames = check_run(trace, out, res)
     f, drops, n = res["faults"], res["drops"], res["packets_in"]
     assert res["split"] > 0
@@ -195,13 +199,17 @@ def test_tiny_store_with_eviction_never_mismerges(lab: Lab, tmp_path: Path) -> N
     assert res["counters"]["premature_evictions"] == res["drops"]["premature_eviction"]
 
 
-@pytest.mark.parametrize("x", [0.0, 0.1, 0.3, 0.5])
-def test_queuemem_header_drop_sweep(lab: Lab, tmp_path: Path, x: float) -> None:
+SWEEP = (0.0, 0.1, 0.3, 0.5)
+
+
+@pytest.mark.parametrize("x", SWEEP)
+def test_queuemem_header_drop_sweep(lab: Lab, x: float) -> None:
     """QUEUE-MEM Q2: the NF drops x of the headers of UDP traffic; (1 - x) of the input leaves
     within one point, no mis-merge, no queue left paused, pools full."""
     trace = lab.trace(20000, flows=500, size=200, proto="udp", seed=4)
-    out = tmp_path / "out.pcap"
-    res = cli.run(trace, out, "queuemem", CHAIN, "--nf-drop", str(x), "--seed", "7")
+    specs = {str(v): ("queuemem", ("--nf-drop", str(v), "--seed", "7")) for v in SWEEP}
+    out, proc = lab.batch(trace, CHAIN, specs)[str(x)]
+    res = cli.result(proc)
     check_run(trace, out, res)
     share = res["packets_out"] / res["packets_in"]
     assert abs(share - (1 - x)) <= 0.01, f"out/in = {share:.4f}, expected {1 - x:.2f} +- 0.01"

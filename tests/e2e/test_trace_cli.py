@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nfpark_cli as cli
 import pytest
+
+from . import nfpark_cli as cli
 
 
 @pytest.mark.parametrize("proto", ["udp", "tcp", "mix"])

@@ -1,0 +1,1 @@
+"""End-to-end tests: drive the `nfpark` binary as a user would."""
