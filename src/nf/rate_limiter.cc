@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "nf/keyed_burst.h"
+
 namespace nfpark::nf {
 namespace {
 constexpr int64_t kGiga = 1'000'000'000;
@@ -32,19 +34,12 @@ bool RateLimiter::conform(Bucket& b, bool fresh, uint32_t wire_len, Nanos now) {
 }
 
 void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
-  std::array<FlowKey, kBurst> keys;
-  std::array<uint64_t, kBurst> hashes;
-  std::array<bool, kBurst> keyed;
-  const size_t n = std::min(pkts.size(), kBurst);
-  for (size_t i = 0; i < n; ++i) {  // stage 1: hash all, prefetch buckets
-    keyed[i] =
-        verdicts[i] == Verdict::kPass && extract_flow_key(pkts[i].data, pkts[i].layout, keys[i]);
-    if (!keyed[i]) continue;
-    hashes[i] = table_.hash(keys[i]);
-    table_.prefetch_buckets(hashes[i]);
-  }
-  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
-    if (keyed[i]) table_.prefetch_entry(hashes[i]);
+  KeyedBurst b;
+  b.prepare(table_, pkts, verdicts);
+  const size_t n = b.size;
+  auto& keys = b.keys;
+  auto& hashes = b.hashes;
+  auto& keyed = b.keyed;
   for (size_t i = 0; i < n; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     const uint32_t len = pkts[i].wire_len;
