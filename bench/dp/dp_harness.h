@@ -109,6 +109,10 @@ struct DpEnv {
     err = "memif link did not come up within 5 s";
     return false;
   }
+  // Stops every port (before dp::eal_cleanup(), which will not close a started device).
+  void stop() {
+    for (dp::Port* p : {&traffic, &sw_nf, &nf_side, &sw_memif, &nf_memif}) p->stop();
+  }
   bool pools_full() const {
     return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
            rte_mempool_full(nic);

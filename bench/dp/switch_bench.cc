@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\n");
   for (const auto& l : summary) std::printf("%s\n", l.c_str());
+  env.stop();
   dp::eal_cleanup();
   return ok ? 0 : 1;
 }
