@@ -81,3 +81,48 @@ def test_mode_output_equals_baseline(lab: Lab, name: str, mode: str) -> None:
         if mode == "nicmem":
             assert c["host_boundary.rx_kept_bytes"] > 0
             assert c["host_boundary.rx_data_bytes"] < c["host_boundary.rx_wire_bytes"]
+
+
+# --- knobs that change how much is parked, never what comes out --------------------------
+
+KNOBS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    # name -> (mode, flags, config text)
+    "park-bytes-352": ("payloadpark", ("--park-bytes", "352"), ""),
+    "park-bytes-all": ("payloadpark", ("--park-bytes", "all"), ""),
+    "nfslicer-partial-tiny-ring": ("nfslicer", (), "[nfslicer]\nthr = 600\nslice_bytes = 160\n"
+                                                   "entries = 64\nttl = 1\n"),
+    "nicmem-pool-exhausted": ("nicmem", (), "[nicmem]\npool = 16\nheader_segment = 128\n"),
+    "queuemem-small-batches": ("queuemem", (), "[queuemem]\nbatch = 3\nheader_array = 128\n"),
+}
+
+
+@pytest.mark.parametrize("knob", list(KNOBS))
+def test_knobs_keep_output_equal(lab: Lab, knob: str) -> None:
+    trace = lab.trace(3000, flows=120, seed=5, **TRACES["vlan"])
+    base_out, base = lab.baseline(trace, CHAIN)
+    mode, flags, text = KNOBS[knob]
+    cfg = None
+    if text:
+        cfg = lab.root / f"knob-{knob}.toml"
+        cfg.write_text(text)
+    out, proc = lab.batch(trace, CHAIN, {knob: (mode, flags)}, config=cfg)[knob]
+    res = cli.result(proc)
+    cli.assert_accounting(res)
+    assert sum(res["drops"].values()) == 0, res["drops"]
+    if mode in cli.MULTISET_MODES:
+        cli.assert_same_multiset(base_out, out)
+    else:
+        cli.assert_same_pcap(base_out, out)
+    cli.assert_own_payloads(cli.frame_bytes(out), cli.frame_bytes(trace))
+    c = res["counters"]
+    if knob == "park-bytes-all":
+        # Header packets carry no payload at all: far less than a fifth of the bytes.
+        assert res["bytes_to_nf"] < base["bytes_to_nf"] / 5
+    elif knob == "nfslicer-partial-tiny-ring":
+        assert res["split"] > 0
+        assert c.get("unsliced_busy", 0) + c.get("unsliced_small", 0) > 0
+    elif knob == "nicmem-pool-exhausted":
+        assert c["host_boundary.nicmem_fallbacks"] > 0
+        assert c["host_boundary.rx_kept_bytes"] > 0
+    elif knob == "queuemem-small-batches":
+        assert res["split"] > 0 and c["batches_complete"] > 0
