@@ -94,13 +94,15 @@ def _draw_panel(ax: Axes, panel: Panel) -> None:
     ax.set_ylabel(panel.y_label)
     ax.set_title(panel.title, fontsize=10)
     ax.grid(True, linestyle="--", linewidth=0.5, alpha=0.6)
-    ax.legend(fontsize=7.5, loc="best")
+    # below the axes: a legend never hides a data point
+    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1,
+              frameon=False)
 
 
 def figure(res: Result) -> Figure:
     """The Result as a Figure: one axes per panel, side by side, with the entry's title."""
     n = len(res.panels)
-    fig = Figure(figsize=(5.2 * n + 0.6, 4.8), layout="constrained")
+    fig = Figure(figsize=(5.2 * n + 0.6, 6.0), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, n, squeeze=False)[0]
     for ax, panel in zip(axes, res.panels, strict=True):
