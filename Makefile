@@ -9,7 +9,7 @@ setup:
 build: setup
 
 demo: setup
-	@.venv/bin/python -m nfpark demo
+	@PYTHONPATH=python .venv/bin/python -m nfpark demo
 
 test: setup
 	@scripts/test.sh

@@ -186,8 +186,20 @@ int run_main(int argc, char** argv) {
   }
   if (a.flag_set("json")) std::printf("%s\n", res.to_json().c_str());
   else std::fputs(res.to_text().c_str(), stdout);
-  if (rc != 0) std::fprintf(stderr, "nfpark run: %s\n", err.c_str());
-  return rc;
+  if (rc != 0) {
+    std::fprintf(stderr, "nfpark run: %s\n", err.c_str());
+    return rc;
+  }
+  // A run that lost track of a packet, or leaked a buffer, has failed whatever else it did.
+  if (!res.balanced() && cfg.role != dp::Role::kNf) {
+    std::fprintf(stderr, "nfpark run: packets in != out + drops (see the counters): a bug\n");
+    return 1;
+  }
+  if (!res.pools_full) {
+    std::fprintf(stderr, "nfpark run: mempools not full at exit: a buffer leaked\n");
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace nfpark::app

@@ -10,7 +10,7 @@ root=$(pwd)
 apt_pkgs=(build-essential cmake ninja-build pkg-config git
           libdpdk-dev dpdk-dev libpcap-dev libgtest-dev libssl-dev libtomlplusplus-dev
           python3 python3-venv python3-pip
-          tshark tcpreplay iperf3 iproute2 ethtool clang-format)
+          tshark tcpreplay iperf3 iproute2 ethtool clang-format ccache)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,20 +25,41 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python: a venv in .venv with the lab package (editable) and its test tools.
+# Python: a venv with the lab's dependencies (not the lab itself: every checkout runs its own
+# python/ through PYTHONPATH). The venv lives in a cache keyed by python/pyproject.toml, so a new
+# clone on a machine that has one links to it in a second; .venv is that link.
 py=${NFPARK_PYTHON_BOOTSTRAP:-/usr/bin/python3}
 [ -x "$py" ] || py=python3
-stamp=.venv/.nfpark-installed
 want=$(sha256sum python/pyproject.toml | cut -c1-16)
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: creating the Python environment in .venv"
-  [ -x .venv/bin/python ] || "$py" -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e "python[test]" >/dev/null
-  echo "$want" > "$stamp"
+cache=${NFPARK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nfpark}
+venv="$cache/venv-$want"
+if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.complete" ]; then
+  echo "setup: creating the Python environment in $venv (first time only)"
+  rm -rf "$venv"
+  mkdir -p "$cache"
+  "$py" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+  deps=$("$venv/bin/python" - <<'PY'
+import tomllib
+with open("python/pyproject.toml", "rb") as f:
+    p = tomllib.load(f)["project"]
+print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))
+PY
+)
+  # shellcheck disable=SC2086
+  "$venv/bin/python" -m pip install -q $deps >/dev/null
+  touch "$venv/.complete"
+fi
+if [ "$(readlink .venv 2>/dev/null)" != "$venv" ]; then
+  rm -rf .venv
+  ln -s "$venv" .venv
 fi
 
+# ccache (when present) makes rebuilds of an unchanged tree nearly free.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
 if [ -z "${NFPARK_SKIP_BUILD:-}" ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
   cmake --build build -j"$(nproc)"
 fi

@@ -12,12 +12,14 @@ echo "== unit tests (release)"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
 
 echo "== unit tests (ASan + UBSan)"
-cmake -S . -B build-asan -G Ninja -DNFPARK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build-asan -G Ninja -DNFPARK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug "${launcher[@]}" >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
 
 echo "== Python lab and end-to-end tests"
-.venv/bin/python -m pytest -q python/tests tests/e2e
+PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q python/tests tests/e2e
 
 echo "== all tests passed in $(( $(date +%s) - start )) s"

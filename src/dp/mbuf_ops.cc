@@ -7,11 +7,14 @@
 namespace nfpark::dp {
 
 int MbufMeta::offset = -1;
+int MbufMeta::ts_offset = -1;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
+  static const rte_mbuf_dynfield tsd = {"nfpark_ts", sizeof(int64_t), alignof(int64_t), 0};
   offset = rte_mbuf_dynfield_register(&desc);
-  return offset >= 0;
+  ts_offset = rte_mbuf_dynfield_register(&tsd);
+  return offset >= 0 && ts_offset >= 0;
 }
 
 bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
@@ -50,7 +53,7 @@ MbufOps::Handle MbufOps::make_header(Handle orig, uint32_t hdr, uint32_t gap, ui
     return nullptr;
   }
   std::memcpy(p, data(orig), hdr);  // headers only: the one copy a split makes
-  *RTE_MBUF_DYNFIELD(h, MbufMeta::offset, uint64_t*) = MbufMeta::seq(orig);
+  MbufMeta::copy(h, orig);
   h->port = orig->port;
   if (tail_len && !append_ref(h, orig, tail_off, tail_len)) {
     rte_pktmbuf_free(h);

@@ -22,10 +22,19 @@ struct MbufPools {
 
 // Per-packet metadata kept in an mbuf dynamic field: the input sequence number, so the output
 // writer can stamp each packet with its input timestamp (and tests can match packets).
+// Its time: the input packet's timestamp (trace time), which the writer stamps on the output and
+// the NF server hands its chain as `now` when replaying a trace — so meters, rate limiters and
+// Reframer see the trace's time, whatever the replay speed, and every run is repeatable.
 struct MbufMeta {
   static int offset;   // dynfield offset, registered by register_meta()
+  static int ts_offset;
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
+  static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
+  static void copy(rte_mbuf* to, rte_mbuf* from) {
+    seq(to) = seq(from);
+    ts(to) = ts(from);
+  }
   // A packet that came from another process (its sequence number did not travel with it).
   static constexpr uint64_t kUnknown = ~0ull;
 };

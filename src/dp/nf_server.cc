@@ -55,6 +55,11 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   if (!port.flush()) return 0;  // back-pressure: the way back is full
   std::array<rte_mbuf*, kBurst> pkts;
   uint16_t n = port.rx(pkts.data(), kBurst);
+  if (trace_time_) {
+    for (uint16_t i = 0; i < n; ++i) trace_now_ = std::max(trace_now_, MbufMeta::ts(pkts[i]));
+    if (trace_now_ == INT64_MIN) return 0;  // nothing seen yet (n == 0)
+    now = trace_now_;
+  }
   out_.clear();
   if (faults_) faults_->release(now, false, out_);
   rx += n;
@@ -79,6 +84,7 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
 }
 
 void NfServer::flush(Port& port, Nanos now) {
+  if (trace_time_) now = trace_now_ == INT64_MIN ? 0 : trace_now_;
   out_.clear();
   if (reorder_) {
     Collect c{this};

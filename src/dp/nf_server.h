@@ -27,6 +27,9 @@ class NfServer {
   // Puts Reframer in front of the chain (reframe/flow_reorder.h): packets are held per flow for
   // up to t_buff and reach the chain flow by flow.
   void set_reframer(const reframe::ReorderConfig& cfg);
+  // Replaying a trace: the chain's `now` is the trace time of the newest packet seen (carried in
+  // each mbuf), not the wall clock, so results do not depend on the replay speed.
+  void use_trace_time(bool on) { trace_time_ = on; }
   // One poll: up to one burst from `port` through the chain and back. Returns packets read.
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
@@ -59,6 +62,8 @@ class NfServer {
 
   std::vector<rte_mbuf*> out_, ready_;
   std::unique_ptr<reframe::FlowReorder<rte_mbuf*>> reorder_;
+  bool trace_time_ = false;
+  Nanos trace_now_ = INT64_MIN;
   reframe::BypassRules bypass_;
 };
 

@@ -24,8 +24,8 @@ class Feeder {
   // `primary`: where received frames land (the NIC-memory pool in nicmem mode); when it is
   // empty they land in `pool` instead (nicmem's secondary ring), counted in `fallbacks`.
   Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring,
-         std::vector<Nanos>& ts, bool pace)
-      : reader_(r), pool_(pool), primary_(primary), ring_(ring), ts_(ts), pace_(pace) {}
+         bool pace)
+      : reader_(r), pool_(pool), primary_(primary), ring_(ring), pace_(pace) {}
   void start(Nanos now) { start_ = now; }
   // Enqueues up to one burst; returns packets fed. Sets done() at end of input.
   uint32_t feed(Nanos now) {
@@ -47,7 +47,7 @@ class Feeder {
           break;
         }
         if (pace_) {
-          if (ts_.empty() && n == 0 && first_ts_ == INT64_MIN) first_ts_ = rec.ts;
+          if (first_ts_ == INT64_MIN) first_ts_ = rec.ts;
           if (now - start_ < rec.ts - first_ts_) {
             paced_ = rec;
             has_paced_ = true;
@@ -105,8 +105,8 @@ class Feeder {
       off += take;
     }
     head->pkt_len = rec.len;
-    MbufMeta::seq(head) = ts_.size();
-    ts_.push_back(rec.ts);
+    MbufMeta::seq(head) = seq_++;
+    MbufMeta::ts(head) = rec.ts;
     bytes += rec.len;
     return head;
   }
@@ -114,7 +114,7 @@ class Feeder {
   trace::TraceReader& reader_;
   rte_mempool *pool_, *primary_;
   rte_ring* ring_;
-  std::vector<Nanos>& ts_;
+  uint64_t seq_ = 0;
   bool pace_;
   bool done_ = false, has_pending_ = false, has_paced_ = false;
   trace::PacketRecord pending_, paced_;
@@ -129,7 +129,7 @@ class Feeder {
     if (rte_ring_enqueue(ring_, m) != 0) {
       bytes -= m->pkt_len;
       rte_pktmbuf_free(m);
-      ts_.pop_back();
+      --seq_;
       return 0;
     }
     has_pending_ = false;
@@ -141,8 +141,7 @@ class Feeder {
 // The wire behind the traffic port: the port's TX ring -> output pcap.
 class Writer {
  public:
-  Writer(trace::PcapWriter* w, rte_ring* ring, const std::vector<Nanos>& ts)
-      : w_(w), ring_(ring), ts_(ts), buf_(16384) {}
+  Writer(trace::PcapWriter* w, rte_ring* ring) : w_(w), ring_(ring), buf_(16384) {}
   uint32_t drain() {
     rte_mbuf* b[kBurst];
     unsigned n = rte_ring_dequeue_burst(ring_, reinterpret_cast<void**>(b), kBurst, nullptr);
@@ -151,10 +150,9 @@ class Writer {
       bytes += m->pkt_len;
       if (w_) {
         const uint8_t* d = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, buf_.data()));
-        // Stamp with the input time; a packet whose sequence number was lost in another process
+        // Stamp with the input time; a packet whose metadata was lost in another process
         // (whole packets back from an external NF) takes the previous packet's time.
-        uint64_t seq = MbufMeta::seq(m);
-        if (seq < ts_.size()) last_ts_ = ts_[seq];
+        if (MbufMeta::seq(m) != MbufMeta::kUnknown) last_ts_ = MbufMeta::ts(m);
         if (!w_->write(last_ts_, d, m->pkt_len, m->pkt_len)) failed = true;
       }
       rte_pktmbuf_free(m);
@@ -168,7 +166,6 @@ class Writer {
  private:
   trace::PcapWriter* w_;
   rte_ring* ring_;
-  const std::vector<Nanos>& ts_;
   std::vector<uint8_t> buf_;
   Nanos last_ts_ = 0;
 };

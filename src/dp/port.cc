@@ -89,6 +89,7 @@ bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ri
   }
   p.id_ = uint16_t(id);
   p.name_ = "ring:" + name;
+  p.rx_ring_ = rx;
   if (!setup(p.id_, pool, err)) return false;
   p.started_ = true;
   return true;
@@ -110,6 +111,8 @@ bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& 
   }
   a.id_ = uint16_t(ia);
   b.id_ = uint16_t(ib);
+  a.rx_ring_ = ba;
+  b.rx_ring_ = ab;
   a.name_ = "ring:" + name + "_a";
   b.name_ = "ring:" + name + "_b";
   if (!setup(a.id_, pool, err) || !setup(b.id_, pool, err)) return false;

@@ -39,6 +39,8 @@ class Port {
   // Retries the backlog; true when it is empty.
   bool flush();
   bool backlogged() const { return !backlog_.empty(); }
+  // Packets waiting to be received, for in-process ring ports (0 for other ports).
+  unsigned rx_pending() const { return rx_ring_ ? rte_ring_count(rx_ring_) : 0; }
   void stop();
 
   uint16_t id() const { return id_; }
@@ -54,6 +56,7 @@ class Port {
   uint16_t id_ = 0;
   std::string name_;
   std::vector<rte_mbuf*> backlog_;
+  rte_ring* rx_ring_ = nullptr;
   bool started_ = false;
 };
 

@@ -213,6 +213,10 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
     if (!nsec.check_unknown()) return false;
   }
   if (!park.check_unknown()) return false;
+  if (pc.slots == 0 || pc.slots > (1u << 24))
+    return park.fail("slots", "an integer from 1 to 16777216 (slots per NF server)");
+  if (pc.max_exp == 0) return park.fail("max_exp", "an integer from 1 to 255");
+  if (pc.slices == 0) return park.fail("slices", "an integer from 1 to 255");
 
   Section qm(root->get_as<toml::table>("queuemem"), "queuemem", path, err);
   auto& q = cfg.queuemem;

@@ -33,19 +33,44 @@ constexpr uint32_t kRing = 4096;
 constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;  // 2048 B + headroom
 constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
 
+// The NF server on its own lcore. The main lcore may end the run only when the server holds
+// nothing: `epoch` counts polls and `busy` is set during one, so a reader that sees the same
+// epoch and !busy before and after finding the server's RX ring empty knows that no packet was
+// in the server's hands in between.
 struct NfThread {
   NfServer* server;
   Port* port;
   std::atomic<bool> stop{false};
+  std::atomic<bool> busy{false};
+  std::atomic<uint64_t> epoch{0};
   std::atomic<uint64_t> activity{0};
+  std::atomic<bool> flush_req{false};  // main asks the server to release what it holds
+
+  bool idle() const {
+    uint64_t e1 = epoch.load();
+    bool b1 = busy.load();
+    bool empty = port->rx_pending() == 0;
+    bool b2 = busy.load();
+    uint64_t e2 = epoch.load();
+    return !b1 && !b2 && e1 == e2 && empty;
+  }
 };
 
 int nf_thread_main(void* arg) {
   auto* t = static_cast<NfThread*>(arg);
   SteadyClock clock;
   while (!t->stop.load(std::memory_order_relaxed)) {
+    t->busy.store(true);
+    t->epoch.fetch_add(1);
+    if (t->flush_req.load()) {
+      t->server->flush(*t->port, clock.now());
+      t->flush_req.store(false);
+    }
     uint16_t n = t->server->poll(*t->port, clock.now());
-    if (n || t->server->held() || t->port->backlogged()) t->activity.fetch_add(1, std::memory_order_relaxed);
+    while (!t->port->flush()) {  // nothing may stay in the server's hands between polls
+    }
+    t->busy.store(false);
+    if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
   }
   t->server->flush(*t->port, clock.now());
   while (!t->port->flush()) {
@@ -178,6 +203,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     if (uses_tags(cfg.mode)) fmt = cfg.park.format;
     NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pkts,
                     cfg.mode == Mode::kNfSlicer);
+    const bool trace_time = !live;
+    server.use_trace_time(trace_time);
     if (cfg.reframe_us > 0) {
       reframe::ReorderConfig rc;
       rc.t_buff = Nanos(cfg.reframe_us * 1000);
@@ -189,9 +216,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       }
       server.set_reframer(rc);
     }
-    std::vector<Nanos> ts;
-    Feeder feeder(reader, pkts, nic, wire_in, ts, cfg.pace);
-    Writer out(cfg.out_path.empty() || live ? nullptr : &writer, wire_out, ts);
+    Feeder feeder(reader, pkts, nic, wire_in, cfg.pace);
+    Writer out(cfg.out_path.empty() || live ? nullptr : &writer, wire_out);
 
     NfThread nft{&server, &nf_side};
     if (cfg.nf_lcore && !external_nf) rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
@@ -209,7 +235,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     std::vector<rte_mbuf*> to_nf, to_out;
     to_nf.reserve(8 * kBurst);
     to_out.reserve(8 * kBurst);
-    bool drained = false, seen_traffic = false;
+    int end_phase = 0;
+    bool seen_traffic = false;
     rte_mbuf* b[kBurst];
     for (;;) {
       const Nanos now = clock.now();
@@ -232,7 +259,9 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       if (external_nf) {
       } else if (!cfg.nf_lcore) {
         uint16_t n = server.poll(nf_side, now);
-        work += n + (server.held() ? 1 : 0);
+        // Held packets (fault delay, Reframer) count as work only while time moves on its own;
+        // in trace time they wait for the end-of-input flush.
+        work += n + (server.held() && !trace_time ? 1 : 0);
       } else {
         uint64_t a = nft.activity.load(std::memory_order_relaxed);
         if (a != seen_nf_activity) {
@@ -260,14 +289,29 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
           live ? (cfg.idle_exit_s > 0 && seen_traffic &&
                   now - last_activity > Nanos(cfg.idle_exit_s * 1e9))
                : feeder.done();
-      if ((input_done || g_stop) && (now - last_activity > quiet || live)) {
-        if (drained) break;
-        // Nothing moves: release what the mode holds and go round once more to write it out.
-        if (!cfg.nf_lcore && !external_nf) server.flush(nf_side, now);
-        to_out.clear();
-        mode->drain(to_out);
-        send(to_out);
-        drained = true;
+      // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands.
+      const bool idle = now - last_activity > quiet && traffic.rx_pending() == 0 &&
+                        sw_nf.rx_pending() == 0 && (external_nf || nf_side.rx_pending() == 0) &&
+                        (!cfg.nf_lcore || external_nf || nft.idle());
+      if ((input_done || g_stop) && idle) {
+        // The end, in three steps, each after everything has settled: the NF server releases
+        // what it holds (fault delays, Reframer) and the switch merges it; then the mode
+        // releases what it holds (partial batches, stranded payloads); then stop.
+        if (end_phase == 2) break;
+        if (end_phase == 0) {
+          if (external_nf) {
+          } else if (!cfg.nf_lcore) {
+            server.flush(nf_side, now);
+          } else {
+            nft.flush_req.store(true);
+            for (int spin = 0; nft.flush_req.load() && spin < 100000000; ++spin) rte_pause();
+          }
+        } else {
+          to_out.clear();
+          mode->drain(to_out);
+          send(to_out);
+        }
+        ++end_phase;
         last_activity = now;
       }
       if (now - start > Nanos(cfg.timeout_s * 1e9)) {
@@ -293,17 +337,21 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
       rc = 2;
     }
     // Anything left anywhere (only on timeout or signal) is freed here.
+    // Counted as "abandoned": the run was cut short (signal, timeout) with packets in flight.
+    uint64_t abandoned = 0;
     for (;;) {
       uint16_t n = sw_nf.rx(b, kBurst);
       if (!external_nf) n += nf_side.rx(b + n, uint16_t(kBurst - n));
       for (int t = 0; t < ntp && n < kBurst; ++t) n += tports[t].rx(b + n, uint16_t(kBurst - n));
       for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+      abandoned += n;
       if (!n) break;
     }
     if (!live) {
       for (;;) {
         unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b), kBurst, nullptr);
         for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        abandoned += n;
         if (!n) break;
       }
       out.drain();
@@ -326,7 +374,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     res.packets_from_nf = sw_nf.rx_packets;
     res.bytes_from_nf = sw_nf.rx_bytes;
     res.nf_drops = server.nf_drops;
-    res.switch_drops = mode->drops() + server.coalesced;
+    res.switch_drops = mode->drops() + server.coalesced + abandoned;
     if (const FaultCounters* f = server.faults()) {
       res.fault_drops = f->dropped;
       res.duplicates = f->duplicated;
@@ -340,6 +388,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     auto ds = res.drops.sink();
     ds("nf", res.nf_drops);
     ds("fault_injected", res.fault_drops);
+    if (abandoned) ds("abandoned_at_exit", abandoned);
     mode->drop_reasons(ds);
     mode->report(res.park.sink());
     if (!external_nf) server.chain().counters(res.nf.sink());
@@ -371,7 +420,6 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     if (!external_nf) nf_side.stop();
     res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
                      rte_mempool_full(nic);
-    if (nic != pkts) res.park.values["nicmem_fallbacks"] = feeder.fallbacks;
     if (const auto* rf = server.reframer()) {
       const auto& st = rf->stats();
       res.reframe_on = true;

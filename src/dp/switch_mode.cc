@@ -233,7 +233,7 @@ class NicSplitMode final : public SwitchMode {
     rte_mbuf* h = rte_pktmbuf_alloc(MbufOps::pools.headers);
     if (!h) return nullptr;
     std::memcpy(rte_pktmbuf_append(h, uint16_t(hdr)), rte_pktmbuf_mtod(m, uint8_t*), hdr);
-    MbufMeta::seq(h) = MbufMeta::seq(m);
+    MbufMeta::copy(h, m);
     h->port = m->port;
     rte_pktmbuf_adj(m, uint16_t(hdr));
     if (rte_pktmbuf_chain(h, m) != 0) {  // too many segments: undo

@@ -44,8 +44,9 @@ class NfEndpoint {
     if (slicer_) {
       SliceInfo si = inspect_slice(v.data, v.len, v.wire_len, v.layout);
       v.wire_len = si.wire_len;
+      tag_at = si.token_at;  // where the token is (fault injection may corrupt it)
       ++(si.mark == SliceMark::kSliced ? ctr_.header_only : ctr_.whole);
-      return;  // the token is never touched by the NF side
+      return;
     }
     if (!format_ || !taggable(v.layout)) {
       ++ctr_.whole;
@@ -72,9 +73,9 @@ class NfEndpoint {
   }
 
   // The NF chain dropped `h`. Returns the packet to send back (an explicit drop), or B::null()
-  // after freeing it.
+  // after freeing it. NFSlicer has no drop notification: its ring reclaims by TTL.
   Handle on_drop(Handle h, uint32_t tag_at) {
-    if (tag_at && notify_) {
+    if (tag_at && notify_ && format_) {
       TagCodec::set_drop(B::data(h) + tag_at, *format_);
       B::trim(h, tag_at + (*format_ == TagFormat::kNfpark ? 24 : 7));
       ++ctr_.drop_notified;

@@ -120,12 +120,21 @@ class Slicer {
     uint8_t* d = B::data(h);
     const uint32_t head = B::head_len(h);
     const PacketLayout L = parse_packet(d, head);
-    if (!L.ok() || L.ip_version == 0 || read_dscp(d, L) != cfg_.dscp) {
+    // A packet is ours if it carries the mark — or if an NF re-marked it (a meter colouring it,
+    // say) but it is still shorter than its IP header says (its payload is here) or still
+    // carries the escape token it left with. The NF's new DSCP then wins over the original.
+    const uint32_t at = L.payload_off;
+    const bool ip = L.ok() && L.ip_version != 0;
+    const bool marked = ip && read_dscp(d, L) == cfg_.dscp;
+    const bool remarked_short = ip && !marked && B::pkt_len(h) < L.ip_end;
+    const bool remarked_escaped = ip && !marked && at + kTokenBytes <= head &&
+                                  B::pkt_len(h) == L.ip_end + kTokenBytes &&
+                                  load_be64(d + at) == kEscapeToken;
+    if (!marked && !remarked_short && !remarked_escaped) {
       ++ctr_.passed;
       to_wire.push(h);
       return;
     }
-    const uint32_t at = L.payload_off;
     if (at + kTokenBytes > head) return drop(h, ctr_.drop_bad_token);
     const uint64_t tok = load_be64(d + at);
     if (tok == kEscapeToken) {
@@ -151,7 +160,7 @@ class Slicer {
       B::free(taken.pkt);
       return drop(h, ctr_.merge_no_headroom);
     }
-    write_dscp(B::data(taken.pkt), L, taken.dscp);  // same L3 offset: the headers were copied
+    if (marked) write_dscp(B::data(taken.pkt), L, taken.dscp);  // headers copied: same offsets
     B::free(h);
     ++ctr_.spliced;
     to_wire.push(taken.pkt);

@@ -35,18 +35,6 @@ CHAINS: dict[str, tuple[str, str]] = {
     "counter,lb,ratelimit": ("counter,lb,ratelimit", ""),
 }
 
-METER_DEFAULTS = pytest.mark.xfail(strict=True, reason=(
-    "BUG: `--chain meter` with its defaults is not reproducible: the NF server gives NFs "
-    "wall-clock time even when replaying a pcap, so two baseline runs of the same trace colour "
-    "packets differently (different DSCPs) and no mode can be byte-identical to baseline"))
-
-METER_NFSLICER = pytest.mark.xfail(strict=True, reason=(
-    "BUG: meter + nfslicer: the meter re-marks DSCP on sliced header packets (DSCP 63), so the "
-    "splice side passes them on as they are: the output holds 50-98 B truncated headers instead "
-    "of the frames, their payloads are freed as stranded_at_exit, and the run still reports "
-    "drops 0, balanced true, exit 0"))
-
-
 @cache
 def registry_names(trace: Path) -> frozenset[str]:
     """NF names the binary knows, from its own error message for an unknown name."""
@@ -112,10 +100,7 @@ def cases() -> list[object]:
     out: list[object] = []
     for case in CHAINS:
         for mode in cli.ALL_PARK_MODES:
-            marks = [METER_DEFAULTS] if case == "meter" else []
-            if case.startswith("meter") and mode == "nfslicer":
-                marks.append(METER_NFSLICER)
-            out.append(pytest.param(case, mode, marks=marks, id=f"{case}-{mode}"))
+            out.append(pytest.param(case, mode, id=f"{case}-{mode}"))
     return out
 
 

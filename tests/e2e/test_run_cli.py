@@ -136,10 +136,6 @@ def test_payloadpark_sends_fewer_bytes_to_the_nf(lab: Lab, tmp_path: Path) -> No
     assert pp["bytes_from_nf"] == pp["bytes_to_nf"]
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "BUG (flaky, ~40% of runs on this loaded 2-core machine): with --nf-lcore the switch ends the "
-    "run 2 ms after its last activity without waiting for packets still at the NF lcore; they "
-    "are freed uncounted: packets_out 0, balanced false, yet exit 0"))
 def test_nf_lcore(lab: Lab, tmp_path: Path) -> None:
     trace = small_trace(lab)
     base_out, _ = lab.baseline(trace, "nat,counter")
@@ -184,9 +180,6 @@ def test_config_errors(lab: Lab, tmp_path: Path, text: str, names: list[str]) ->
     assert_no_packets_written(out)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: [park] slots in a config file is not range-checked like --slots (1..16777216): "
-    "slots = 0 crashes nfpark with SIGSEGV (exit 139 in a shell) instead of exit 2"))
 def test_config_slots_zero(lab: Lab, tmp_path: Path) -> None:
     cfg = write(tmp_path / "slots.toml", "[park]\nslots = 0\n")
     p = cli.nfpark("run", cfg, "--mode", "payloadpark", "--in", small_trace(lab), "--out",
