@@ -84,6 +84,8 @@ bool read_match_keys(const std::string& path, MatchKeys& out, std::string* error
     out.missing_ids += !id;
     out.ids.push_back(id.value_or(0));
     out.hashes.push_back(hash_bytes(rec.data, rec.len, rec.wire_len));
+    FlowKey k;
+    out.flows.push_back(extract_flow_key(rec.data, L, k) ? k.hash() | 1 : 0);
   }
   if (st == ReadStatus::kError) {
     if (error) *error = rd.error();
@@ -99,20 +101,63 @@ bool reorder_files(const std::string& sent, const std::string& received, Reorder
   const bool by_id = a.missing_ids == 0 && b.missing_ids == 0;
   out = by_id ? compute_reorder(a.ids, b.ids) : compute_reorder(a.hashes, b.hashes);
   out.by_id = by_id;
+  compute_flow_reorder(by_id ? a.ids : a.hashes, a.flows, by_id ? b.ids : b.hashes, out);
   return true;
 }
 
+void compute_flow_reorder(const std::vector<uint64_t>& sent_keys,
+                          const std::vector<uint64_t>& sent_flows,
+                          const std::vector<uint64_t>& received_keys, ReorderStats& out) {
+  // Split both sequences by the sent packet's flow (a received key's flow is that of the sent
+  // packets with the same key), then apply RFC 4737 within each flow and add up.
+  FlatIndex<uint64_t> keys(sent_keys.size()), flows(1024);
+  std::vector<uint32_t> key_group;  // per distinct key: its flow's group
+  std::vector<std::vector<uint64_t>> fs, fr;
+  bool inserted = false;
+  for (size_t i = 0; i < sent_keys.size(); ++i) {
+    const uint32_t g = flows.find_or_insert(sent_flows[i], mix64(sent_flows[i]), inserted);
+    if (inserted) {
+      fs.emplace_back();
+      fr.emplace_back();
+    }
+    fs[g].push_back(sent_keys[i]);
+    keys.find_or_insert(sent_keys[i], mix64(sent_keys[i]), inserted);
+    if (inserted) key_group.push_back(g);
+  }
+  for (uint64_t k : received_keys) {
+    const int64_t d = keys.find(k, mix64(k));
+    if (d >= 0) fr[key_group[size_t(d)]].push_back(k);
+  }
+  uint64_t matched = 0;
+  double extent_sum = 0;
+  out.flows = fs.size();
+  for (size_t g = 0; g < fs.size(); ++g) {
+    ReorderStats r = compute_reorder(fs[g], fr[g]);
+    matched += r.matched;
+    out.flow_reordered += r.reordered;
+    out.flow_extent_max = std::max(out.flow_extent_max, r.extent_max);
+    extent_sum += r.extent_mean * double(r.reordered);
+  }
+  out.flow_out_of_order_pct = matched ? 100.0 * double(out.flow_reordered) / double(matched) : 0;
+  out.flow_extent_mean = out.flow_reordered ? extent_sum / double(out.flow_reordered) : 0;
+}
+
 std::string ReorderStats::to_json() const {
-  char b[640];
+  char b[1024];
   std::snprintf(b, sizeof b,
                 "{\n  \"match\": \"%s\",\n  \"sent\": %" PRIu64 ",\n  \"received\": %" PRIu64
                 ",\n  \"matched\": %" PRIu64 ",\n  \"lost\": %" PRIu64
                 ",\n  \"duplicated\": %" PRIu64 ",\n  \"unmatched\": %" PRIu64
                 ",\n  \"reordered\": %" PRIu64
                 ",\n  \"out_of_order_pct\": %.4f,\n  \"reordering_extent_max\": %" PRIu64
-                ",\n  \"reordering_extent_mean\": %.4f\n}\n",
+                ",\n  \"reordering_extent_mean\": %.4f,\n  \"flows\": %" PRIu64
+                ",\n  \"flow_reordered\": %" PRIu64
+                ",\n  \"flow_out_of_order_pct\": %.4f"
+                ",\n  \"flow_reordering_extent_max\": %" PRIu64
+                ",\n  \"flow_reordering_extent_mean\": %.4f\n}\n",
                 by_id ? "packet_id" : "frame_hash", sent, received, matched, lost, duplicated,
-                unmatched, reordered, out_of_order_pct, extent_max, extent_mean);
+                unmatched, reordered, out_of_order_pct, extent_max, extent_mean, flows,
+                flow_reordered, flow_out_of_order_pct, flow_extent_max, flow_extent_mean);
   return b;
 }
 
@@ -128,7 +173,12 @@ std::string ReorderStats::to_text() const {
                       : "hash of the frame bytes (not every packet carries a generator id)",
                 sent, received, matched, lost, duplicated, unmatched, out_of_order_pct, reordered,
                 extent_max, extent_mean);
-  return b;
+  char f[320];
+  std::snprintf(f, sizeof f,
+                "within flows   %.3f%% out of order (%" PRIu64 " packets in %" PRIu64
+                " flows), extent max %" PRIu64 ", mean %.2f\n",
+                flow_out_of_order_pct, flow_reordered, flows, flow_extent_max, flow_extent_mean);
+  return std::string(b) + f;
 }
 
 }  // namespace nfpark::trace

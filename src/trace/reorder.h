@@ -25,6 +25,10 @@ struct ReorderStats {
   uint64_t extent_max = 0;
   double extent_mean = 0;  // over reordered packets
   bool by_id = true;       // false: matched by frame hash
+  // The same metrics within each flow (flows taken from the sent trace, so NAT rewrites do not
+  // matter): what the papers report, since only reordering within a flow harms TCP.
+  uint64_t flows = 0, flow_reordered = 0, flow_extent_max = 0;
+  double flow_out_of_order_pct = 0, flow_extent_mean = 0;
 
   std::string to_json() const;
   std::string to_text() const;
@@ -37,8 +41,15 @@ ReorderStats compute_reorder(const std::vector<uint64_t>& sent_keys,
 // frame hashes. False with `*error` set on failure.
 struct MatchKeys {
   std::vector<uint64_t> ids, hashes;
+  std::vector<uint64_t> flows;  // flow hash of each packet (0: no flow key)
   uint64_t missing_ids = 0;
 };
+
+// Per-flow reordering: each received packet belongs to the flow of the sent packet it matches.
+// Fills the flow_* fields of `out`.
+void compute_flow_reorder(const std::vector<uint64_t>& sent_keys,
+                          const std::vector<uint64_t>& sent_flows,
+                          const std::vector<uint64_t>& received_keys, ReorderStats& out);
 bool read_match_keys(const std::string& path, MatchKeys& out, std::string* error);
 
 // Reads both files and compares them. False with `*error` set on failure.
