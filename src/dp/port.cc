@@ -5,7 +5,8 @@
 
 namespace nfpark::dp {
 
-bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err) {
+bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferSplit* split,
+                 bool* hw_split) {
   rte_eth_conf conf{};
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(id, &info) != 0) {
@@ -23,7 +24,25 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err) {
   rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx);
   int sock = rte_eth_dev_socket_id(id);
   if (sock < 0) sock = 0;
-  if ((rc = rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), nullptr, pool)) < 0 ||
+  const bool can_split = split && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT);
+  if (hw_split) *hw_split = false;
+  if (can_split) {  // two segments per packet: headers to hdr_pool, the rest to data_pool
+    rte_eth_rxconf rxconf = info.default_rxconf;
+    rte_eth_rxseg segs[2] = {};
+    segs[0].split.mp = split->hdr_pool;
+    segs[0].split.length = split->hdr_len;
+    segs[1].split.mp = split->data_pool;
+    rxconf.rx_seg = segs;
+    rxconf.rx_nseg = 2;
+    rxconf.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
+    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    if (rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), &rxconf, nullptr) == 0) {
+      if (hw_split) *hw_split = true;
+      pool = nullptr;  // queue set up
+    }
+  }
+  if ((pool && (rc = rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), nullptr,
+                                            split ? split->data_pool : pool)) < 0) ||
       (rc = rte_eth_tx_queue_setup(id, 0, ntx, unsigned(sock), nullptr)) < 0) {
     err = "port " + std::to_string(id) + ": queue setup failed (" + std::to_string(rc) + ")";
     return false;
@@ -36,7 +55,8 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err) {
   return true;
 }
 
-bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string& err) {
+bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string& err,
+                const BufferSplit* split) {
   uint16_t id = 0;
   p.name_ = spec;
   if (spec.rfind("vdev:", 0) == 0) {
@@ -65,7 +85,7 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
     id = uint16_t(v);
   }
   p.id_ = id;
-  if (!setup(id, pool, err)) return false;
+  if (!setup(id, pool, err, split, &p.hw_split_)) return false;
   p.started_ = true;
   return true;
 }

@@ -22,10 +22,23 @@ namespace nfpark::dp {
 
 constexpr uint16_t kBurst = 32;
 
+// Header/data split on receive (nicmem): the first `hdr_len` bytes land in a buffer from
+// `hdr_pool`, the rest in one from `data_pool`, in hardware, where the port offers
+// RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT. Where it does not, frames land whole in `data_pool` and the
+// nicmem mode splits them in software (same result).
+struct BufferSplit {
+  rte_mempool* hdr_pool = nullptr;
+  rte_mempool* data_pool = nullptr;
+  uint16_t hdr_len = 64;
+};
+
 class Port {
  public:
   // Creates or finds the ethdev named by `spec`, configures one RX and one TX queue, starts it.
-  static bool open(const std::string& spec, rte_mempool* rx_pool, Port& out, std::string& err);
+  static bool open(const std::string& spec, rte_mempool* rx_pool, Port& out, std::string& err,
+                   const BufferSplit* split = nullptr);
+  // True when the port splits headers from data in hardware (see BufferSplit).
+  bool hw_split() const { return hw_split_; }
   // Two ring ports wired back to back (A's TX is B's RX and vice versa).
   static bool ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
                         std::string& err, unsigned ring_size = 4096);
@@ -52,12 +65,14 @@ class Port {
   }
 
  private:
-  static bool setup(uint16_t id, rte_mempool* pool, std::string& err);
+  static bool setup(uint16_t id, rte_mempool* pool, std::string& err,
+                    const BufferSplit* split = nullptr, bool* hw_split = nullptr);
   uint16_t id_ = 0;
   std::string name_;
   std::vector<rte_mbuf*> backlog_;
   rte_ring* rx_ring_ = nullptr;
   bool started_ = false;
+  bool hw_split_ = false;
 };
 
 }  // namespace nfpark::dp

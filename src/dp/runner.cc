@@ -166,8 +166,11 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     const bool external_nf = cfg.role == Role::kSwitch;
     bool ok = mode != nullptr;
     if (ok && live) {
-      ok = Port::open(cfg.traffic_ports[0], nic, tports[0], err) &&
-           Port::open(cfg.traffic_ports[1], nic, tports[1], err);
+      // nicmem/split on live ports: ask the NIC for a header/data split (BUFFER_SPLIT).
+      const BufferSplit bs{hdrs, nic, uint16_t(cfg.header_segment)};
+      const bool nicsplit = cfg.mode == Mode::kNicmem || cfg.mode == Mode::kSplit;
+      ok = Port::open(cfg.traffic_ports[0], nic, tports[0], err, nicsplit ? &bs : nullptr) &&
+           Port::open(cfg.traffic_ports[1], nic, tports[1], err, nicsplit ? &bs : nullptr);
     } else if (ok) {
       ok = Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing);
     }
@@ -409,6 +412,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     if (live) {
       port_counters("traffic_a", tports[0]);
       port_counters("traffic_b", tports[1]);
+      res.ports.values["hw_buffer_split"] = tports[0].hw_split() && tports[1].hw_split();
     } else {
       port_counters("traffic", traffic);
     }

@@ -191,6 +191,14 @@ class NicSplitMode final : public SwitchMode {
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p[i];
+      if (m->nb_segs > 1 && m->pool == MbufOps::pools.headers) {  // split by the NIC already
+        const uint32_t hdr = m->data_len, data = m->pkt_len - hdr;
+        if (hb_.mode() == park::HostMode::kNicmem) hb_.rx_nicmem(hdr, data, m->next->pool == nic_pool_);
+        else hb_.rx_split(hdr, data);
+        hb_.nf(header_len(m));
+        nf.push_back(m);
+        continue;
+      }
       const bool in_nic = m->pool == nic_pool_;
       uint32_t hdr = std::max(hdr_bytes_, header_len(m));
       hdr = std::min<uint32_t>(hdr, m->data_len);
