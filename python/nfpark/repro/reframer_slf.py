@@ -105,10 +105,11 @@ def measure(ctx: Context) -> Result:
         "the paper's input (a campus trace, SLF ~1.2) is not available; nfpark's synthetic trace"
         " has SLF 1.0 and a mean gap of ~21 µs between a flow's packets (30 live flows at"
         " 1.42 Mpps), so the output SLF depends on that choice: fewer live flows give more.",
-        "Reframer here runs in the NF server's poll loop on a shared 2-core machine and uses wall"
-        " time; a useless wait per batch above T_buff means the loop polled late.",
+        "Reframer runs in the NF server on the trace's time (each packet's timestamp), so T_buff"
+        " means what it means on the wire whatever the replay speed, and the result repeats;"
+        " a batch's useless wait is at most T_buff.",
         "setup.trace_duration_s is the trace's length; rows 'run time / trace duration' show"
-        " how far the paced replay fell behind it (run time includes EAL start-up).",
+        " how long the paced replay took against it (run time includes EAL start-up).",
     ]
     return Result(NAME, "Reframer: output SLF vs T_buff (§5.1, Fig. 12)", _panels(res, slf_in),
                   _rows(res, slf_in),
