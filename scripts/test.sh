@@ -19,6 +19,10 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
 
+echo "== Python lint and types (ruff, mypy)"
+.venv/bin/ruff check python tests/e2e
+(cd python && ../.venv/bin/mypy nfpark)
+
 echo "== Python lab and end-to-end tests"
 PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q python/tests tests/e2e
 
