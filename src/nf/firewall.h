@@ -23,12 +23,8 @@
 #include "nf/acl_classifier.h"
 #include "nf/acl_rule.h"
 #include "nf/nf.h"
+#include "nf/toml_fwd.h"
 
-namespace toml {
-inline namespace v3 {
-class table;
-}
-}  // namespace toml
 
 namespace nfpark::nf {
 

@@ -26,12 +26,8 @@
 
 #include "core/flow_key.h"
 #include "nf/nf.h"
+#include "nf/toml_fwd.h"
 
-namespace toml {
-inline namespace v3 {
-class table;
-}
-}  // namespace toml
 
 namespace nfpark::nf {
 

@@ -17,12 +17,8 @@
 #include <vector>
 
 #include "nf/nf.h"
+#include "nf/toml_fwd.h"
 
-namespace toml {
-inline namespace v3 {
-class table;
-}
-}  // namespace toml
 
 namespace nfpark::nf {
 

@@ -24,12 +24,8 @@
 #include "nf/lpm.h"
 #include "nf/lpm_prefix.h"
 #include "nf/nf.h"
+#include "nf/toml_fwd.h"
 
-namespace toml {
-inline namespace v3 {
-class table;
-}
-}  // namespace toml
 
 namespace nfpark::nf {
 
