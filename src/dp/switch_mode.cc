@@ -59,19 +59,9 @@ class PayloadParkMode final : public SwitchMode {
   }
   void drain(std::vector<rte_mbuf*>&) override { pp_.drain(); }
   void report(const CounterSink& s) const override { pp_.counters().report(s); }
-  uint64_t drops() const override {
-    // Explicit drops are the NF's drops (counted by the NF server), not the switch's.
-    const auto& c = pp_.counters();
-    return c.drops() - c.explicit_drops - c.explicit_drops_whole;
-  }
+  uint64_t drops() const override { return pp_.counters().packet_drops(); }
   uint64_t held() const override { return pp_.parked(); }
-  void drop_reasons(const CounterSink& s) const override {
-    const auto& c = pp_.counters();
-    s("premature_eviction", c.premature_evictions);
-    s("bad_tag", c.bad_tag);
-    s("wrong_slice", c.wrong_slice);
-    s("no_headroom", c.no_headroom);
-  }
+  void drop_reasons(const CounterSink& s) const override { pp_.counters().drop_reasons(s); }
 
  private:
   park::PayloadPark<MbufOps> pp_;
@@ -104,21 +94,9 @@ class QueueMemMode final : public SwitchMode {
     qm_.report(s);
     s("paused_queues_at_exit", qm_.paused_queues());
   }
-  // Packet drops the switch is the first to see. A payload dropped because its header was lost
-  // (header_lost, stranded) was already counted where the header was lost (NF or fault).
-  uint64_t drops() const override {
-    const auto& c = qm_.counters();
-    return c.drop_id_mismatch + c.drop_no_headroom + c.bad_tag + c.stale_headers + c.duplicate_headers;
-  }
+  uint64_t drops() const override { return qm_.counters().packet_drops(); }
   uint64_t held() const override { return qm_.counters().held_pkts; }
-  void drop_reasons(const CounterSink& s) const override {
-    const auto& c = qm_.counters();
-    s("id_mismatch", c.drop_id_mismatch);
-    s("no_headroom", c.drop_no_headroom);
-    s("bad_tag", c.bad_tag);
-    s("stale_header", c.stale_headers);
-    s("duplicate_header", c.duplicate_headers);
-  }
+  void drop_reasons(const CounterSink& s) const override { qm_.counters().drop_reasons(s); }
 
  private:
   park::QueueMem<MbufOps> qm_;
@@ -157,21 +135,9 @@ class SlicerMode final : public SwitchMode {
     sl_.report(s);
     hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
   }
-  uint64_t drops() const override {
-    const auto& c = sl_.counters();
-    return c.split_drops() + c.merge_drops();
-  }
-  uint64_t held() const override {
-    const auto& c = sl_.counters();
-    return c.sliced - c.spliced - c.expired - c.stranded_at_exit;
-  }
-  void drop_reasons(const CounterSink& s) const override {
-    const auto& c = sl_.counters();
-    s("no_headroom", c.split_no_headroom + c.merge_no_headroom);
-    s("bad_token", c.drop_bad_token + c.drop_bad_length);
-    s("expired", c.drop_expired);
-    s("generation_mismatch", c.drop_generation);
-  }
+  uint64_t drops() const override { return sl_.counters().packet_drops(); }
+  uint64_t held() const override { return sl_.counters().held(); }
+  void drop_reasons(const CounterSink& s) const override { sl_.counters().drop_reasons(s); }
 
  private:
   park::Slicer<MbufOps> sl_;

@@ -18,20 +18,32 @@ struct ParkCounters {
   uint64_t not_split_small = 0;      // payload below min_payload
   uint64_t not_split_busy = 0;       // probed slot occupied: sent whole (store full ⇒ whole)
   // nfpark's own
-  uint64_t not_split_filtered = 0;   // matched the no_split filter
-  uint64_t not_split_untaggable = 0; // not IPv4/IPv6 TCP/UDP first fragment: sent untagged
-  uint64_t not_split_no_buffer = 0;  // no buffer for the header packet: sent whole
-  uint64_t bad_tag = 0;              // tag missing, cut short, failed its check: dropped
-  uint64_t wrong_slice = 0;          // tag names another NF server's slice: dropped
-  uint64_t untagged_returned = 0;    // untaggable packet back from the NF: forwarded
-  uint64_t explicit_drops_whole = 0; // NF dropped a packet that went whole (tag ENB=0)
-  uint64_t no_headroom = 0;          // could not insert a tag or rewrite headers: dropped
-  uint64_t stranded_at_exit = 0;     // payloads still parked at shutdown (headers never came back)
+  uint64_t not_split_filtered = 0;    // matched the no_split filter
+  uint64_t not_split_untaggable = 0;  // not IPv4/IPv6 TCP/UDP first fragment: sent untagged
+  uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
+  uint64_t bad_tag = 0;               // tag missing, cut short, failed its check: dropped
+  uint64_t wrong_slice = 0;           // tag names another NF server's slice: dropped
+  uint64_t untagged_returned = 0;     // untaggable packet back from the NF: forwarded
+  uint64_t explicit_drops_whole = 0;  // NF dropped a packet that went whole (tag ENB=0)
+  uint64_t no_headroom = 0;           // could not insert a tag or rewrite headers: dropped
+  uint64_t stranded_at_exit = 0;      // payloads still parked at shutdown (headers never came back)
 
   // Packets the switch dropped (split or merge side), each counted once.
   uint64_t drops() const {
     return explicit_drops + premature_evictions + bad_tag + wrong_slice + explicit_drops_whole +
            no_headroom;
+  }
+  // Packets whose fate the switch decides and counts first (for in = out + Σ drops across the
+  // whole system): explicit drops are the NF's own drops, counted where the NF dropped them.
+  uint64_t packet_drops() const {
+    return premature_evictions + bad_tag + wrong_slice + no_headroom;
+  }
+  // The same, by reason.
+  void drop_reasons(const CounterSink& s) const {
+    s("premature_eviction", premature_evictions);
+    s("bad_tag", bad_tag);
+    s("wrong_slice", wrong_slice);
+    s("no_headroom", no_headroom);
   }
   void report(const CounterSink& s) const;
 };

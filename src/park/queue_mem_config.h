@@ -75,6 +75,19 @@ struct QueueMemCounters {
            drop_no_headroom + stranded_at_exit;
   }
   uint64_t out() const { return released + returned_whole + untagged_returned; }
+  // Packets whose fate the switch is the first to decide (for in = out + Σ drops across the
+  // whole system). A payload dropped because its header was lost (header_lost, stranded) or
+  // dropped by the NF (explicit) was counted where that happened, so it is not counted here.
+  uint64_t packet_drops() const {
+    return drop_id_mismatch + drop_no_headroom + bad_tag + stale_headers + duplicate_headers;
+  }
+  void drop_reasons(const CounterSink& s) const {
+    s("id_mismatch", drop_id_mismatch);
+    s("no_headroom", drop_no_headroom);
+    s("bad_tag", bad_tag);
+    s("stale_header", stale_headers);
+    s("duplicate_header", duplicate_headers);
+  }
   void report(const CounterSink& s) const;
 };
 

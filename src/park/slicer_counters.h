@@ -37,6 +37,16 @@ struct SlicerCounters {
   uint64_t merge_drops() const {
     return drop_bad_token + drop_expired + drop_generation + drop_bad_length + merge_no_headroom;
   }
+  // Packets the shim dropped (each once), for in = out + Σ drops across the whole system.
+  uint64_t packet_drops() const { return split_drops() + merge_drops(); }
+  // Payloads waiting in the rings now.
+  uint64_t held() const { return sliced - spliced - expired - stranded_at_exit; }
+  void drop_reasons(const CounterSink& s) const {
+    s("no_headroom", split_no_headroom + merge_no_headroom);
+    s("bad_token", drop_bad_token + drop_bad_length);
+    s("expired", drop_expired);
+    s("generation_mismatch", drop_generation);
+  }
   void report(const CounterSink& s) const;
 };
 
