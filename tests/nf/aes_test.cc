@@ -6,6 +6,7 @@
 
 #include "core/checksum.h"
 #include "core/packet_builder.h"
+#include "nf_harness.h"
 
 namespace nfpark::nf {
 namespace {
@@ -20,18 +21,9 @@ std::unique_ptr<Aes> make(AesConfig::Op op, AesConfig::Field f = AesConfig::Fiel
   return a;
 }
 
-PacketView view(std::vector<uint8_t>& b, uint32_t len, uint32_t wire) {
-  PacketView v;
-  v.data = b.data();
-  v.len = len;
-  v.wire_len = wire;
-  v.layout = parse_packet(b.data(), len);
-  return v;
-}
-
 void run(Nf& nf, std::vector<std::vector<uint8_t>*> bufs) {
   std::vector<PacketView> v;
-  for (auto* b : bufs) v.push_back(view(*b, uint32_t(b->size()), uint32_t(b->size())));
+  for (auto* b : bufs) v.push_back(testing::view_of(*b, uint32_t(b->size()), uint32_t(b->size())));
   std::vector<Verdict> verdicts(v.size(), Verdict::kPass);
   nf.process(v, verdicts, 0);
 }
@@ -105,7 +97,7 @@ TEST(Aes, EncryptChangesFieldKeepsChecksumsAndDecryptInverts) {
     auto split = orig;
     std::vector<uint8_t> head(split.begin(), split.begin() + hdr);
     auto enc2 = make(AesConfig::Op::kEncrypt, c.field);
-    std::vector<PacketView> v{view(head, hdr, n)};
+    std::vector<PacketView> v{testing::view_of(head, hdr, n)};
     std::vector<Verdict> verdicts{Verdict::kPass};
     enc2->process(v, verdicts, 0);
     std::memcpy(split.data(), head.data(), hdr);

@@ -10,6 +10,7 @@
 #include "nf/acl_classifier.h"
 #include "nf/aes.h"
 #include "nf/meter.h"
+#include "nf_harness.h"
 
 namespace nfpark::nf {
 namespace {
@@ -22,10 +23,7 @@ std::vector<AclRule> parse(const char* text) {
 }
 
 Verdict run(Firewall& fw, std::vector<uint8_t>& b) {
-  PacketView v;
-  v.data = b.data();
-  v.len = v.wire_len = uint32_t(b.size());
-  v.layout = parse_packet(b.data(), v.len);
+  PacketView v = testing::view_of(b, uint32_t(b.size()), uint32_t(b.size()));
   Verdict verdict = Verdict::kPass;
   fw.process(std::span(&v, 1), std::span(&verdict, 1), 0);
   return verdict;
@@ -122,7 +120,7 @@ TEST(Firewall, GeneratedRulesPassGeneratedTrafficButAreLive) {
 }
 
 TEST(Firewall, RulesFileFromConfig) {
-  const std::string path = testing::TempDir() + "fw_rules.acl";
+  const std::string path = ::testing::TempDir() + "fw_rules.acl";
   std::ofstream(path) << "deny dport 22 proto tcp\n";
   FirewallConfig cfg;
   cfg.rules_file = path;

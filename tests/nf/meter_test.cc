@@ -7,6 +7,7 @@
 
 #include "core/checksum.h"
 #include "core/packet_builder.h"
+#include "nf_harness.h"
 
 namespace nfpark::nf {
 namespace {
@@ -65,15 +66,6 @@ TEST(TcmBuckets, TrTcmByHand) {
   EXPECT_EQ(b.mark(c, 500 * kMilli, 1), Colour::kRed);
 }
 
-PacketView view(std::vector<uint8_t>& b, uint32_t len, uint32_t wire) {
-  PacketView v;
-  v.data = b.data();
-  v.len = len;
-  v.wire_len = wire;
-  v.layout = parse_packet(b.data(), len);
-  return v;
-}
-
 TEST(Meter, CountsWireBytesMarksDscpAndDropsRed) {
   MeterConfig c = sr(1000, 1500, 1000);
   c.drop_red = true;
@@ -86,7 +78,7 @@ TEST(Meter, CountsWireBytesMarksDscpAndDropsRed) {
   std::vector<std::vector<uint8_t>> bufs(3, pb.build());
   const uint32_t hdr = pb.header_bytes();
   std::vector<PacketView> v;
-  for (auto& b : bufs) v.push_back(view(b, hdr, 1000));
+  for (auto& b : bufs) v.push_back(testing::view_of(b, hdr, 1000));
   std::vector<Verdict> verdicts(3, Verdict::kPass);
   m->process(v, verdicts, 0);
   EXPECT_EQ(verdicts[0], Verdict::kPass);
@@ -97,7 +89,7 @@ TEST(Meter, CountsWireBytesMarksDscpAndDropsRed) {
   // Header-only marking equals marking the whole packet, checksums verify after the merge.
   auto whole = pb.build();
   auto m2 = Meter::create(c, e);
-  std::vector<PacketView> w{view(whole, uint32_t(whole.size()), 1000)};
+  std::vector<PacketView> w{testing::view_of(whole, uint32_t(whole.size()), 1000)};
   std::vector<Verdict> vw{Verdict::kPass};
   m2->process(w, vw, 0);
   auto merged = pb.build();
@@ -122,8 +114,9 @@ TEST(Meter, PerFlowBucketsAreIndependentAndIpv6DscpIsSet) {
   auto a = PacketBuilder().ipv6("2001:db8::1", "2001:db8::2").udp(1, 2).frame_size(1000).build();
   auto b = PacketBuilder().ipv6("2001:db8::1", "2001:db8::3").udp(1, 2).frame_size(1000).build();
   auto a2 = a;
-  std::vector<PacketView> v{view(a, uint32_t(a.size()), 1000), view(b, uint32_t(b.size()), 1000),
-                            view(a2, uint32_t(a2.size()), 1000)};
+  std::vector<PacketView> v{testing::view_of(a, uint32_t(a.size()), 1000),
+                            testing::view_of(b, uint32_t(b.size()), 1000),
+                            testing::view_of(a2, uint32_t(a2.size()), 1000)};
   std::vector<Verdict> verdicts(3, Verdict::kPass);
   m->process(v, verdicts, 0);
   auto dscp6 = [](const std::vector<uint8_t>& p) {

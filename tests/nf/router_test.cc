@@ -8,18 +8,10 @@
 
 #include "core/checksum.h"
 #include "core/packet_builder.h"
+#include "nf_harness.h"
 
 namespace nfpark::nf {
 namespace {
-
-PacketView view(std::vector<uint8_t>& b, uint32_t len, uint32_t wire) {
-  PacketView v;
-  v.data = b.data();
-  v.len = len;
-  v.wire_len = wire;
-  v.layout = parse_packet(b.data(), len);
-  return v;
-}
 
 // Runs one packet through `nf`; returns the verdict.
 Verdict run(Nf& nf, PacketView v) {
@@ -42,7 +34,8 @@ TEST(Router, Ipv4LpmTtlAndMacRewriteWithValidChecksum) {
   auto r = make_router();
   auto pkt =
       PacketBuilder().ipv4("192.168.1.1", "10.1.2.3", 64).tcp(1000, 80).payload_size(100).build();
-  ASSERT_EQ(run(*r, view(pkt, uint32_t(pkt.size()), uint32_t(pkt.size()))), Verdict::kPass);
+  ASSERT_EQ(run(*r, testing::view_of(pkt, uint32_t(pkt.size()), uint32_t(pkt.size()))),
+            Verdict::kPass);
   auto L = parse_packet(pkt.data(), uint32_t(pkt.size()));
   EXPECT_EQ(pkt[L.l3_off + 8], 63);
   EXPECT_TRUE(verify_checksums(pkt.data(), L));
@@ -55,13 +48,15 @@ TEST(Router, DefaultRouteIpv6HopLimitAndExpiry) {
   auto r = make_router();
   auto v6 =
       PacketBuilder().ipv6("2001:db8::1", "2001:db8::2", 2).udp(1, 2).payload_size(10).build();
-  ASSERT_EQ(run(*r, view(v6, uint32_t(v6.size()), uint32_t(v6.size()))), Verdict::kPass);
+  ASSERT_EQ(run(*r, testing::view_of(v6, uint32_t(v6.size()), uint32_t(v6.size()))),
+            Verdict::kPass);
   EXPECT_EQ(v6[14 + 7], 1);
   EXPECT_EQ(v6[5], 0x0c);
-  EXPECT_EQ(run(*r, view(v6, uint32_t(v6.size()), uint32_t(v6.size()))),
+  EXPECT_EQ(run(*r, testing::view_of(v6, uint32_t(v6.size()), uint32_t(v6.size()))),
             Verdict::kDrop);  // hop limit 1
   auto other = PacketBuilder().ipv4("1.1.1.1", "8.8.8.8", 1).udp(1, 2).build();
-  EXPECT_EQ(run(*r, view(other, uint32_t(other.size()), uint32_t(other.size()))), Verdict::kDrop);
+  EXPECT_EQ(run(*r, testing::view_of(other, uint32_t(other.size()), uint32_t(other.size()))),
+            Verdict::kDrop);
   CounterMap c;
   r->counters(c.sink());
   EXPECT_EQ(c.get("drop.ttl_expired"), 2u);
@@ -75,7 +70,7 @@ TEST(Router, NoDefaultRouteDropsUnmatched) {
   auto r = Router::create(cfg, e);
   ASSERT_TRUE(r);
   auto p = PacketBuilder().ipv4("1.1.1.1", "8.8.8.8").udp(1, 2).build();
-  EXPECT_EQ(run(*r, view(p, uint32_t(p.size()), uint32_t(p.size()))), Verdict::kDrop);
+  EXPECT_EQ(run(*r, testing::view_of(p, uint32_t(p.size()), uint32_t(p.size()))), Verdict::kDrop);
   CounterMap c;
   r->counters(c.sink());
   EXPECT_EQ(c.get("drop.no_route"), 1u);
@@ -100,9 +95,9 @@ TEST(Router, HeaderOnlyEqualsWholePacket) {
     auto split = whole;
     const uint32_t hdr = b.header_bytes(), n = uint32_t(whole.size());
     auto r1 = make_router(), r2 = make_router();
-    ASSERT_EQ(run(*r1, view(whole, n, n)), Verdict::kPass);
+    ASSERT_EQ(run(*r1, testing::view_of(whole, n, n)), Verdict::kPass);
     std::vector<uint8_t> head(split.begin(), split.begin() + hdr);
-    ASSERT_EQ(run(*r2, view(head, hdr, n)), Verdict::kPass);
+    ASSERT_EQ(run(*r2, testing::view_of(head, hdr, n)), Verdict::kPass);
     std::memcpy(split.data(), head.data(), hdr);
     EXPECT_EQ(split, whole);
     EXPECT_TRUE(verify_checksums(split.data(), parse_packet(split.data(), n)));

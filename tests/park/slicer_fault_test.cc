@@ -11,6 +11,7 @@
 #include "core/checksum.h"
 #include "core/packet_builder.h"
 #include "park/slicer.h"
+#include "park/slicer_fixtures.h"
 #include "park/vec_buffer.h"
 
 namespace nfpark::park {
@@ -22,15 +23,7 @@ using H = VecPkt*;
 using Bytes = std::vector<uint8_t>;
 using S = Slicer<VecBuffer>;
 
-Bytes udp4(uint32_t frame, uint64_t id, uint8_t dscp = 0) {
-  return PacketBuilder()
-      .ipv4("10.0.0.1", "10.0.0.2")
-      .udp(1000, 2000)
-      .dscp(dscp)
-      .frame_size(frame)
-      .packet_id(id)
-      .build();
-}
+using testing::udp4;
 uint32_t token_at(const Bytes& b) {
   return parse_packet(b.data(), uint32_t(b.size())).payload_off;
 }

@@ -7,6 +7,7 @@
 #include "core/checksum.h"
 #include "core/packet_builder.h"
 #include "park/slicer.h"
+#include "park/slicer_fixtures.h"
 #include "park/slicer_token.h"
 #include "park/vec_buffer.h"
 
@@ -16,15 +17,7 @@ namespace {
 using testing::VecBuffer;
 using testing::VecPkt;
 
-std::vector<uint8_t> udp4(uint32_t frame, uint64_t id, uint8_t dscp) {
-  return PacketBuilder()
-      .ipv4("10.0.0.1", "10.0.0.2")
-      .udp(7, 9)
-      .dscp(dscp)
-      .frame_size(frame)
-      .packet_id(id)
-      .build();
-}
+using testing::udp4;
 
 // What a meter does: set the DSCP, patch the IPv4 header checksum.
 void remark(VecPkt* p, uint8_t dscp) {

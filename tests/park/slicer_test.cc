@@ -12,6 +12,7 @@
 #include "core/checksum.h"
 #include "core/packet_builder.h"
 #include "nf/rewrite.h"
+#include "park/slicer_fixtures.h"
 #include "park/vec_buffer.h"
 
 namespace nfpark::park {
@@ -23,15 +24,7 @@ using H = VecPkt*;
 using S = Slicer<VecBuffer>;
 using Bytes = std::vector<uint8_t>;
 
-Bytes udp4(uint32_t frame, uint64_t id, uint8_t dscp = 0) {
-  return PacketBuilder()
-      .ipv4("10.0.0.1", "10.0.0.2")
-      .udp(1000, 2000)
-      .dscp(dscp)
-      .frame_size(frame)
-      .packet_id(id)
-      .build();
-}
+using testing::udp4;
 
 // A NAT-like NF on header bytes only: source address (IPv4) and source port rewritten, ECN set
 // to CE; every checksum patched incrementally (RFC 1624), never recomputed.
