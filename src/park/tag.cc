@@ -1,5 +1,6 @@
 #include "park/tag.h"
 
+#include <bit>
 #include <cstring>
 
 #include "core/bytes.h"
@@ -10,6 +11,9 @@
 #endif
 
 namespace nfpark::park {
+
+// The codec moves the tag as little-endian 64-bit words (SipHash reads them so too).
+static_assert(std::endian::native == std::endian::little);
 
 std::optional<TagFormat> parse_tag_format(std::string_view s) {
   if (s == "nfpark") return TagFormat::kNfpark;
@@ -71,25 +75,40 @@ uint32_t crc32c(const uint8_t* d, size_t len, uint32_t crc) {
   return ~crc;
 }
 
-uint64_t TagCodec::check(const uint8_t* b) const {
-  uint8_t tmp[16];
-  std::memcpy(tmp, b, 16);
-  tmp[1] &= uint8_t(~kFlagDrop);
-  return key_ ? siphash24(*key_, tmp, 16) : crc32c(tmp, 16);
+// The check over bytes 0..15 given as two little-endian words, the drop flag cleared. Works on
+// registers: the tag bytes were just written (split) or are read once (merge), and a byte-wise
+// copy to a scratch buffer costs store-forwarding stalls on this path (perf: 5% of a split+merge).
+uint64_t TagCodec::check(uint64_t w0, uint64_t w1) const {
+  w0 &= ~(uint64_t(kFlagDrop) << 8);
+  if (key_) {
+    uint8_t b[16];
+    std::memcpy(b, &w0, 8);
+    std::memcpy(b + 8, &w1, 8);
+    return siphash24(*key_, b, 16);
+  }
+#if defined(__SSE4_2__)
+  return uint32_t(~_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, w0), w1));
+#else
+  uint8_t b[16];
+  std::memcpy(b, &w0, 8);
+  std::memcpy(b + 8, &w1, 8);
+  return crc32c(b, 16);
+#endif
 }
 
 void TagCodec::encode(const ParkTag& t, uint8_t* o) const {
-  if (format_ == TagFormat::kNfpark) {
-    o[0] = kMagic;
-    o[1] = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) | (t.drop ? kFlagDrop : 0) |
-                   (key_ ? kFlagKeyed : 0));
-    o[2] = t.slice;
-    o[3] = 0;
-    store_be32(o + 4, t.index);
-    store_be32(o + 8, t.generation);
-    store_be16(o + 12, t.orig_len);
-    store_be16(o + 14, t.parked_len);
-    store_be64(o + 16, check(o));
+  if (format_ == TagFormat::kNfpark) {  // two words in wire order, then the check
+    const uint8_t flags = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) |
+                                  (t.drop ? kFlagDrop : 0) | (key_ ? kFlagKeyed : 0));
+    const uint64_t w0 = uint64_t(kMagic) | uint64_t(flags) << 8 | uint64_t(t.slice) << 16 |
+                        uint64_t(__builtin_bswap32(t.index)) << 32;
+    const uint64_t w1 = uint64_t(__builtin_bswap32(t.generation)) |
+                        uint64_t(__builtin_bswap16(t.orig_len)) << 32 |
+                        uint64_t(__builtin_bswap16(t.parked_len)) << 48;
+    const uint64_t c = __builtin_bswap64(check(w0, w1));
+    std::memcpy(o, &w0, 8);
+    std::memcpy(o + 8, &w1, 8);
+    std::memcpy(o + 16, &c, 8);
     return;
   }
   o[0] = uint8_t((t.parked ? 0x80 : 0) | (t.drop ? 0x40 : 0));
@@ -108,16 +127,21 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
   if (avail < size()) return TagError::kShort;
   t = ParkTag{};
   if (format_ == TagFormat::kNfpark) {
-    if (in[0] != kMagic || (in[1] >> 4) != kVersion) return TagError::kMagic;
-    if (bool(in[1] & kFlagKeyed) != key_.has_value()) return TagError::kCheck;
-    if (load_be64(in + 16) != check(in)) return TagError::kCheck;
-    t.parked = in[1] & kFlagParked;
-    t.drop = in[1] & kFlagDrop;
-    t.slice = in[2];
-    t.index = load_be32(in + 4);
-    t.generation = load_be32(in + 8);
-    t.orig_len = load_be16(in + 12);
-    t.parked_len = load_be16(in + 14);
+    uint64_t w0, w1, c;
+    std::memcpy(&w0, in, 8);
+    std::memcpy(&w1, in + 8, 8);
+    std::memcpy(&c, in + 16, 8);
+    const uint8_t flags = uint8_t(w0 >> 8);
+    if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion) return TagError::kMagic;
+    if (bool(flags & kFlagKeyed) != key_.has_value()) return TagError::kCheck;
+    if (__builtin_bswap64(c) != check(w0, w1)) return TagError::kCheck;
+    t.parked = flags & kFlagParked;
+    t.drop = flags & kFlagDrop;
+    t.slice = uint8_t(w0 >> 16);
+    t.index = __builtin_bswap32(uint32_t(w0 >> 32));
+    t.generation = __builtin_bswap32(uint32_t(w1));
+    t.orig_len = __builtin_bswap16(uint16_t(w1 >> 32));
+    t.parked_len = __builtin_bswap16(uint16_t(w1 >> 48));
     return TagError::kNone;
   }
   if (in[0] & 0x3F) return TagError::kMagic;  // unused bits must be zero

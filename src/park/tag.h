@@ -63,7 +63,7 @@ class TagCodec {
   static void set_drop(uint8_t* tag, TagFormat f);
 
  private:
-  uint64_t check(const uint8_t* bytes16) const;
+  uint64_t check(uint64_t w0, uint64_t w1) const;  // bytes 0..15 as little-endian words
   TagFormat format_;
   std::optional<std::array<uint8_t, 16>> key_;
 };
