@@ -4,17 +4,22 @@
 
 #include <cstring>
 
+#include "core/bytes.h"
+
 namespace nfpark::dp {
 
 int MbufMeta::offset = -1;
 int MbufMeta::ts_offset = -1;
+int MbufMeta::lent_offset = -1;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
   static const rte_mbuf_dynfield tsd = {"nfpark_ts", sizeof(int64_t), alignof(int64_t), 0};
+  static const rte_mbuf_dynfield lentd = {"nfpark_lent", sizeof(Lent), alignof(Lent), 0};
   offset = rte_mbuf_dynfield_register(&desc);
   ts_offset = rte_mbuf_dynfield_register(&tsd);
-  return offset >= 0 && ts_offset >= 0;
+  lent_offset = rte_mbuf_dynfield_register(&lentd);
+  return offset >= 0 && ts_offset >= 0 && lent_offset >= 0;
 }
 
 bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
@@ -43,18 +48,33 @@ bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
   return len == 0;
 }
 
-MbufOps::Handle MbufOps::make_header(Handle orig, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                                     uint32_t tail_len) {
+MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t gap,
+                                             uint32_t tail_off, uint32_t tail_len,
+                                             park::Lend may_lend) {
+  if (hdr > orig->data_len) return nullptr;
+  const bool lend = may_lend == park::Lend::kAllowed && can_lend(orig);
   rte_mbuf* h = rte_pktmbuf_alloc(pools.headers);
   if (!h) return nullptr;
   char* p = rte_pktmbuf_append(h, uint16_t(hdr + gap));
-  if (!p || hdr > orig->data_len) {
+  if (!p) {
     rte_pktmbuf_free(h);
     return nullptr;
   }
   std::memcpy(p, data(orig), hdr);  // headers only: the one copy a split makes
   MbufMeta::copy(h, orig);
   h->port = orig->port;
+  if (lend && tail_len && tail_off < orig->data_len && tail_off + tail_len == orig->data_len) {
+    MbufMeta::lent(orig) = {orig->data_off, orig->data_len, MbufMeta::kLentTail};
+    rte_mbuf_refcnt_set(orig, 2);
+    orig->data_off = uint16_t(orig->data_off + tail_off);
+    orig->data_len = uint16_t(tail_len);
+    orig->pkt_len = tail_len;
+    h->next = orig;
+    h->nb_segs = 2;
+    h->pkt_len += tail_len;
+    return h;
+  }
+  if (MbufMeta::lent_offset >= 0) MbufMeta::lent(orig).lent = 0;
   if (tail_len && !append_ref(h, orig, tail_off, tail_len)) {
     rte_pktmbuf_free(h);
     return nullptr;
@@ -62,18 +82,39 @@ MbufOps::Handle MbufOps::make_header(Handle orig, uint32_t hdr, uint32_t gap, ui
   return h;
 }
 
-uint8_t* MbufOps::open_gap(Handle m, uint32_t at, uint32_t n) {
-  if (at > m->data_len) return nullptr;
-  char* p = rte_pktmbuf_prepend(m, uint16_t(n));
-  if (!p) return nullptr;
-  std::memmove(p, p + n, at);
-  return reinterpret_cast<uint8_t*>(p) + at;
+bool MbufOps::reclaim(Handle orig, Handle returned) {
+  if (MbufMeta::lent_offset < 0) return true;
+  MbufMeta::Lent& l = MbufMeta::lent(orig);
+  if (!l.lent) return true;
+  rte_mbuf* prev = returned;
+  while (prev && prev->next != orig) prev = prev->next;
+  if (prev && returned != orig) {                       // still returned's tail: unchain it
+    if (rte_mbuf_refcnt_read(orig) != 2) return false;  // the slot's and returned's, no other
+    prev->next = nullptr;
+    returned->nb_segs = uint16_t(returned->nb_segs - orig->nb_segs);
+    returned->pkt_len -= orig->pkt_len;
+    rte_mbuf_refcnt_set(orig, 1);  // both references were ours: no atomic needed
+  } else if (rte_mbuf_refcnt_read(orig) != 1) {
+    return false;  // lent to a header packet still in flight
+  }
+  if (orig->next) {  // something chained behind the lent tail on the way: not ours to send
+    rte_pktmbuf_free(orig->next);
+    orig->next = nullptr;
+  }
+  orig->nb_segs = 1;
+  orig->data_off = l.data_off;
+  orig->data_len = l.data_len;
+  orig->pkt_len = l.data_len;
+  l.lent = 0;
+  return true;
 }
 
-void MbufOps::close_gap(Handle m, uint32_t at, uint32_t n) {
-  uint8_t* p = data(m);
-  std::memmove(p + n, p, at);
-  rte_pktmbuf_adj(m, uint16_t(n));
+park::Rejoin MbufOps::rejoin_copy(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at) {
+  using park::Rejoin;
+  if (!reclaim(parked, returned)) return Rejoin::kLent;
+  const bool ok = replace_head(parked, hdr_len, data(returned), at);
+  rte_pktmbuf_free(returned);
+  return ok ? Rejoin::kOk : Rejoin::kNoRoom;
 }
 
 bool MbufOps::replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint32_t new_len) {

@@ -1,15 +1,24 @@
 // MbufOps: the parking logic's buffer operations (park/buffer_ops.h) on DPDK mbufs.
 //
-// Header packets are built in a small "header" pool; the payload bytes that travel with them
-// (the unparked remainder) are referenced through indirect mbufs attached to the original, never
-// copied. Tags are inserted and removed by moving the headers within the mbuf's headroom.
-// The pools are per process (set once by the engine before any packet moves).
+// A header packet never copies payload bytes. Three shapes, cheapest first:
+//  - in place (nothing of the payload travels): the original itself is lent as the header
+//    packet. Its headers move into headroom to open the tag's gap and its length is cut to
+//    headers + tag; the payload stays in the buffer past the end. No mbuf is allocated.
+//  - lent tail (the rest of the payload travels, original in one segment): a header mbuf holds
+//    headers + tag and is chained to the original, whose start moves past the parked bytes.
+//  - referenced tail (original in several segments): indirect mbufs attached to the original.
+// A lent original has reference count 2 (the slot's and the header packet's) and remembers its
+// own view in a dynamic field; rejoin() restores it at the merge with plain stores when both
+// references are the merge's own (in-process), or after the header packet left the process
+// (memif, af_packet: the port copied and freed it). Tags are inserted and removed by moving the
+// headers within the mbuf's headroom.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
 #include <cstdint>
 
+#include "core/bytes.h"
 #include "park/buffer_ops.h"
 
 namespace nfpark::dp {
@@ -31,6 +40,14 @@ struct MbufMeta {
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
   static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
+  // The view a lent original had before make_header moved its start (see MbufOps).
+  struct Lent {
+    uint16_t data_off, data_len;
+    uint32_t lent;  // 0, or kLentTail / kLentInPlace while lent to a header packet
+  };
+  static constexpr uint32_t kLentTail = 1, kLentInPlace = 2;
+  static int lent_offset;
+  static Lent& lent(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, lent_offset, Lent*); }
   static void copy(rte_mbuf* to, rte_mbuf* from) {
     seq(to) = seq(from);
     ts(to) = ts(from);
@@ -47,14 +64,73 @@ struct MbufOps {
   static uint8_t* data(Handle m) { return rte_pktmbuf_mtod(m, uint8_t*); }
   static uint32_t head_len(Handle m) { return m->data_len; }
   static uint32_t pkt_len(Handle m) { return m->pkt_len; }
+  // The in-place cases are inline (they are the hot path); the rest is in mbuf_ops.cc.
   static Handle make_header(Handle orig, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                            uint32_t tail_len);
-  static uint8_t* open_gap(Handle m, uint32_t at, uint32_t n);
-  static void close_gap(Handle m, uint32_t at, uint32_t n);
-  static bool replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint32_t new_len);
+                            uint32_t tail_len, park::Lend lend = park::Lend::kAllowed) {
+    if (lend == park::Lend::kAllowed && tail_len == 0 && hdr <= orig->data_len && can_lend(orig) &&
+        rte_pktmbuf_headroom(orig) >= gap) {
+      MbufMeta::lent(orig) = {orig->data_off, orig->data_len, MbufMeta::kLentInPlace};
+      open_gap(orig, hdr, gap);
+      orig->data_len = uint16_t(hdr + gap);
+      orig->pkt_len = hdr + gap;
+      rte_mbuf_refcnt_set(orig, 2);  // was 1 (can_lend): the slot's reference and the NF's
+      return orig;
+    }
+    return make_header_segment(orig, hdr, gap, tail_off, tail_len, lend);
+  }
+  static uint8_t* open_gap(Handle m, uint32_t at, uint32_t n) {
+    if (at > m->data_len) return nullptr;
+    uint8_t* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, uint16_t(n)));
+    if (!p) return nullptr;
+    move_bytes(p, p + n, at);
+    return p + at;
+  }
+  static void close_gap(Handle m, uint32_t at, uint32_t n) {
+    uint8_t* p = data(m);
+    move_bytes(p + n, p, at);
+    rte_pktmbuf_adj(m, uint16_t(n));
+  }
+  static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at) {
+    if (returned != parked) return rejoin_copy(parked, hdr_len, returned, at);
+    // Lent in place and back in this process: move the NF's headers up to the payload.
+    MbufMeta::Lent& l = MbufMeta::lent(parked);
+    if (MbufMeta::lent_offset < 0 || l.lent != MbufMeta::kLentInPlace ||
+        rte_mbuf_refcnt_read(parked) != 2 || parked->next)
+      return park::Rejoin::kLent;  // not as make_header left it: keep it out of the merge
+    uint8_t* const buf = static_cast<uint8_t*>(parked->buf_addr);
+    uint8_t* const payload = buf + l.data_off + hdr_len;  // never moved
+    l.lent = 0;
+    rte_mbuf_refcnt_set(parked, 1);  // both references were ours: no atomic needed
+    if (at > uint32_t(payload - buf)) return park::Rejoin::kNoRoom;  // one reference consumed
+    move_bytes(payload - at, data(parked), at);
+    parked->data_off = uint16_t(payload - at - buf);
+    parked->data_len = uint16_t(at + l.data_len - hdr_len);
+    parked->pkt_len = parked->data_len;
+    return park::Rejoin::kOk;
+  }
+  static bool carries(Handle returned, Handle parked) {
+    return returned == parked || returned->next == parked;
+  }
   static void trim(Handle m, uint32_t len);
   static void free(Handle m) { rte_pktmbuf_free(m); }
 
+  // Takes a lent `orig` back from `returned` (unchaining it when it is returned's tail) and gives
+  // it its own view again. False while `orig` is lent to another packet in flight. Not for an
+  // original lent in place (rejoin handles that).
+  static bool reclaim(Handle orig, Handle returned);
+  // Writes src[0, new_len) over m[0, old_len).
+  static bool replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint32_t new_len);
+
+  // The original can be lent (its fields are about to change): one segment, nobody else holds
+  // it, and the dynamic field that remembers its view is registered.
+  static bool can_lend(Handle orig) {
+    return MbufMeta::lent_offset >= 0 && orig->nb_segs == 1 && rte_mbuf_refcnt_read(orig) == 1;
+  }
+  // make_header with a header mbuf: the tail lent (one segment) or referenced (indirect mbufs).
+  static Handle make_header_segment(Handle orig, uint32_t hdr, uint32_t gap, uint32_t tail_off,
+                                    uint32_t tail_len, park::Lend lend);
+  // rejoin when `returned` is not `parked` itself: header bytes copied, `returned` freed.
+  static park::Rejoin rejoin_copy(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at);
   // Appends orig[off, off+len) to `h` as indirect segments (no copy). False if out of mbufs.
   static bool append_ref(Handle h, Handle orig, uint32_t off, uint32_t len);
 };

@@ -16,6 +16,7 @@ void ParkCounters::report(const CounterSink& s) const {
   s("not_split_no_buffer", not_split_no_buffer);
   s("bad_tag", bad_tag);
   s("wrong_slice", wrong_slice);
+  s("duplicate_headers", duplicate_headers);
   s("untagged_returned", untagged_returned);
   s("explicit_drops_whole", explicit_drops_whole);
   s("no_headroom", no_headroom);

@@ -23,6 +23,8 @@ struct ParkCounters {
   uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
   uint64_t bad_tag = 0;               // tag missing, cut short, failed its check: dropped
   uint64_t wrong_slice = 0;           // tag names another NF server's slice: dropped
+  uint64_t duplicate_headers = 0;     // valid tag, but its payload is lent to another header
+                                      // packet still in flight (an NF duplicated it): dropped
   uint64_t untagged_returned = 0;     // untaggable packet back from the NF: forwarded
   uint64_t explicit_drops_whole = 0;  // NF dropped a packet that went whole (tag ENB=0)
   uint64_t no_headroom = 0;           // could not insert a tag or rewrite headers: dropped
@@ -30,19 +32,20 @@ struct ParkCounters {
 
   // Packets the switch dropped (split or merge side), each counted once.
   uint64_t drops() const {
-    return explicit_drops + premature_evictions + bad_tag + wrong_slice + explicit_drops_whole +
-           no_headroom;
+    return explicit_drops + premature_evictions + bad_tag + wrong_slice + duplicate_headers +
+           explicit_drops_whole + no_headroom;
   }
   // Packets whose fate the switch decides and counts first (for in = out + Σ drops across the
   // whole system): explicit drops are the NF's own drops, counted where the NF dropped them.
   uint64_t packet_drops() const {
-    return premature_evictions + bad_tag + wrong_slice + no_headroom;
+    return premature_evictions + bad_tag + wrong_slice + duplicate_headers + no_headroom;
   }
   // The same, by reason.
   void drop_reasons(const CounterSink& s) const {
     s("premature_eviction", premature_evictions);
     s("bad_tag", bad_tag);
     s("wrong_slice", wrong_slice);
+    s("duplicate_header", duplicate_headers);
     s("no_headroom", no_headroom);
   }
   void report(const CounterSink& s) const;

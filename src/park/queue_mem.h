@@ -110,7 +110,9 @@ class QueueMem {
     } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
       ++ctr_.not_split_filtered;
     } else {
-      Handle h = B::make_header(pkt, hdr, codec_.size(), hdr, 0);
+      // Never lent: a batch leaves once every header is back, copies included, and a payload
+      // lent to a header still out could not leave then.
+      Handle h = B::make_header(pkt, hdr, codec_.size(), hdr, 0, Lend::kNever);
       if (h != B::null()) return enqueue(pkt, h, d, L, port, len, to_nf, to_out);
       ++ctr_.not_split_no_buffer;
     }
@@ -268,11 +270,15 @@ class QueueMem {
         drop(p.pkt, ctr_.drop_explicit);
       } else if (s.hdr == B::null()) {
         drop(p.pkt, why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
-      } else if (!B::replace_head(p.pkt, p.hdr_len, B::data(s.hdr), s.hdr_len)) {
-        drop(p.pkt, ctr_.drop_no_headroom);
       } else {
-        ++ctr_.released;
-        to_out.push(p.pkt);
+        const Rejoin r = B::rejoin(p.pkt, p.hdr_len, s.hdr, s.hdr_len);
+        if (r != Rejoin::kLent) s.hdr = B::null();  // consumed
+        if (r == Rejoin::kOk) {
+          ++ctr_.released;
+          to_out.push(p.pkt);
+        } else {  // no room, or a copy came back while its own header is still out
+          drop(p.pkt, r == Rejoin::kNoRoom ? ctr_.drop_no_headroom : ctr_.drop_header_lost);
+        }
       }
       if (s.hdr != B::null()) B::free(s.hdr);
       s = Slot{};

@@ -155,13 +155,11 @@ class Slicer {
     }
     if (B::pkt_len(h) < at + kTokenBytes + e->tail_len) return drop(h, ctr_.drop_bad_length);
     const Entry taken = *e;
+    const Rejoin r = B::rejoin(taken.pkt, taken.hdr_len, h, at);
+    if (r == Rejoin::kLent) return drop(h, ctr_.drop_duplicate);  // see PayloadPark::merge
     ring.erase(idx);
-    if (!B::replace_head(taken.pkt, taken.hdr_len, d, at)) {
-      B::free(taken.pkt);
-      return drop(h, ctr_.merge_no_headroom);
-    }
+    if (r == Rejoin::kNoRoom) return drop(taken.pkt, ctr_.merge_no_headroom);
     if (marked) write_dscp(B::data(taken.pkt), L, taken.dscp);  // headers copied: same offsets
-    B::free(h);
     ++ctr_.spliced;
     to_wire.push(taken.pkt);
   }
@@ -205,7 +203,7 @@ class Slicer {
       ++ctr_.unsliced_busy;
       return false;
     }
-    Handle h = B::make_header(pkt, hdr, kTokenBytes, hdr + cut, tail);
+    Handle h = B::make_header(pkt, hdr, kTokenBytes, hdr + cut, tail, Lend::kAllowed);
     if (h == B::null()) {
       ring.abort(p.index);
       ++ctr_.unsliced_no_buffer;

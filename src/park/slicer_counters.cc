@@ -22,6 +22,7 @@ void SlicerCounters::report(const CounterSink& s) const {
   s("drop_expired", drop_expired);
   s("drop_generation", drop_generation);
   s("drop_bad_length", drop_bad_length);
+  s("drop_duplicate", drop_duplicate);
   s("merge_no_headroom", merge_no_headroom);
   s("stranded_at_exit", stranded_at_exit);
 }

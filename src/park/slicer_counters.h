@@ -30,12 +30,14 @@ struct SlicerCounters {
   uint64_t drop_expired = 0;       // entry empty: expired by TTL, already spliced, or forged
   uint64_t drop_generation = 0;    // entry live with another generation: reused or forged
   uint64_t drop_bad_length = 0;    // header packet shorter than header + token + unsliced tail
+  uint64_t drop_duplicate = 0;     // valid token, payload lent to another header packet in flight
   uint64_t merge_no_headroom = 0;  // could not write the new headers onto the payload: dropped
   uint64_t stranded_at_exit = 0;   // payloads still in the rings at drain()
 
   uint64_t split_drops() const { return split_no_headroom; }
   uint64_t merge_drops() const {
-    return drop_bad_token + drop_expired + drop_generation + drop_bad_length + merge_no_headroom;
+    return drop_bad_token + drop_expired + drop_generation + drop_bad_length + drop_duplicate +
+           merge_no_headroom;
   }
   // Packets the shim dropped (each once), for in = out + Σ drops across the whole system.
   uint64_t packet_drops() const { return split_drops() + merge_drops(); }
@@ -46,6 +48,7 @@ struct SlicerCounters {
     s("bad_token", drop_bad_token + drop_bad_length);
     s("expired", drop_expired);
     s("generation_mismatch", drop_generation);
+    s("duplicate_header", drop_duplicate);
   }
   void report(const CounterSink& s) const;
 };

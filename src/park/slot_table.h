@@ -45,6 +45,12 @@ class SlotTable {
     Claim c;
     idx_ = idx_ + 1 == meta_.size() ? 0 : idx_ + 1;
     clk_ = clk_ + 1 == gen_limit_ ? 0 : clk_ + 1;
+    // The index walks the table: fetch the lines a few claims ahead (a large table is not in
+    // cache, and its next line is needed within a few packets).
+    const uint32_t ahead =
+        idx_ + 16 < meta_.size() ? idx_ + 16 : idx_ + 16 - uint32_t(meta_.size());
+    __builtin_prefetch(&meta_[ahead], 1);
+    __builtin_prefetch(&handles_[ahead], 1);
     Meta& m = meta_[idx_];
     if (m.exp >= 1) {
       if (--m.exp > 0) return c;  // occupied and not expired: split disabled for this packet
@@ -61,15 +67,26 @@ class SlotTable {
     return c;
   }
 
-  // Merge / explicit drop (Algorithm 2): frees the slot and returns its payload when the slot is
-  // occupied and the generation matches; nullopt otherwise (premature eviction, forged index).
-  std::optional<Handle> take(uint32_t index, uint32_t generation) {
-    if (index >= meta_.size()) return std::nullopt;
-    Meta& m = meta_[index];
-    if (m.exp == 0 || m.gen != generation) return std::nullopt;
-    m.exp = 0;
+  // Merge / explicit drop (Algorithm 2): the slot's payload when the slot is occupied and the
+  // generation matches; nullptr otherwise (premature eviction, forged index). The slot stays
+  // occupied until release().
+  const Handle* find(uint32_t index, uint32_t generation) const {
+    if (index >= meta_.size()) return nullptr;
+    const Meta& m = meta_[index];
+    if (m.exp == 0 || m.gen != generation) return nullptr;
+    return &handles_[index];
+  }
+  // Frees a slot find() returned.
+  void release(uint32_t index) {
+    meta_[index].exp = 0;
     --occupied_;
-    return handles_[index];
+  }
+  // find() + release().
+  std::optional<Handle> take(uint32_t index, uint32_t generation) {
+    const Handle* h = find(index, generation);
+    if (!h) return std::nullopt;
+    release(index);
+    return *h;
   }
 
   // Hands every parked payload to `f` and empties the table (shutdown).

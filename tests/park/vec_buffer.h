@@ -26,7 +26,7 @@ struct VecBuffer {
   static uint32_t head_len(Handle h) { return uint32_t(h->bytes.size()); }
   static uint32_t pkt_len(Handle h) { return uint32_t(h->bytes.size()); }
   static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                            uint32_t tail_len) {
+                            uint32_t tail_len, Lend = Lend::kAllowed) {
     std::vector<uint8_t> b(o->bytes.begin(), o->bytes.begin() + hdr);
     b.resize(hdr + gap);
     b.insert(b.end(), o->bytes.begin() + tail_off, o->bytes.begin() + tail_off + tail_len);
@@ -39,11 +39,13 @@ struct VecBuffer {
   static void close_gap(Handle h, uint32_t at, uint32_t n) {
     h->bytes.erase(h->bytes.begin() + at, h->bytes.begin() + at + n);
   }
-  static bool replace_head(Handle d, uint32_t old_len, const uint8_t* src, uint32_t new_len) {
+  static Rejoin rejoin(Handle d, uint32_t old_len, Handle r, uint32_t at) {  // never lent
     d->bytes.erase(d->bytes.begin(), d->bytes.begin() + old_len);
-    d->bytes.insert(d->bytes.begin(), src, src + new_len);
-    return true;
+    d->bytes.insert(d->bytes.begin(), r->bytes.begin(), r->bytes.begin() + at);
+    free(r);
+    return Rejoin::kOk;
   }
+  static bool carries(Handle, Handle) { return false; }  // make_header copies
   static void trim(Handle h, uint32_t len) { h->bytes.resize(len); }
   static void free(Handle h) {
     --live;
