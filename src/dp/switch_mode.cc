@@ -22,6 +22,7 @@ class Baseline final : public SwitchMode {
  public:
   Baseline() : hb_(park::HostMode::kHost) {}
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+    for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
     for (uint16_t i = 0; i < n; ++i) {
       hb_.rx_host(p[i]->pkt_len);
       hb_.nf(header_len(p[i]));
@@ -46,8 +47,11 @@ class PayloadParkMode final : public SwitchMode {
  public:
   explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c) {}
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+    for (uint16_t i = 0; i < n; ++i) {  // headers, and the dynamic fields a lent mbuf writes
+      rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
+      rte_prefetch0(&p[i]->next);
+    }
     for (uint16_t i = 0; i < n; ++i) {
-      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(p[i + 1], void*));
       if (rte_mbuf* h = pp_.split(p[i], 0)) nf.push_back(h);
     }
   }
