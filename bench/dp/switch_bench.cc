@@ -39,7 +39,8 @@ const Variant kVariants[] = {
     {"nfslicer", dp::Mode::kNfSlicer, 0},
 };
 
-// NFPARK_BENCH_ONLY=MODE runs the baseline and MODE only (for profiling one mode).
+// NFPARK_BENCH_ONLY=MODE runs the baseline and MODE only (for profiling one mode);
+// NFPARK_BENCH_LINK=ring skips the memif NF link.
 bool selected(const char* name) {
   const char* only = std::getenv("NFPARK_BENCH_ONLY");
   return !only || !*only || std::strcmp(only, name) == 0 || std::strcmp(name, "baseline") == 0;
@@ -89,20 +90,21 @@ bool bench_traffic(DpEnv& env, bool memif, const char* size_label, const trace::
   std::printf("\nNF link %s traffic (mean %.0f B), chain forward, %d reps, %llu packets/rep\n",
               label.c_str(), frames.mean_len(), reps,
               (unsigned long long)acc["baseline"].last.packets);
-  std::printf("  %-15s %6s %6s  %-23s %5s %6s %6s  %-23s %7s %7s %5s %6s\n", "mode", "Mpps", "wall",
-              "loop ratio (cpu)", "wall", "sw ns", "srv ns", "NF server ratio", "toNF B", "fromNF",
-              "drops", "rebuilt");
+  std::printf("  %-15s %6s %6s  %-23s %5s %11s %6s  %-23s %7s %7s %5s %6s\n", "mode", "Mpps",
+              "wall", "loop ratio (cpu)", "wall", "sw ns in/out", "srv ns", "NF server ratio",
+              "toNF B", "fromNF", "drops", "rebuilt");
   const Acc& base = acc["baseline"];
   for (const Variant& v : kVariants) {
     if (!selected(v.name)) continue;
     const Acc& a = acc[v.name];
     const LoopResult& r = a.last;
     Ratio rc{base.cpu, a.cpu}, rw{base.wall, a.wall}, rs{base.server, a.server};
-    std::printf("  %-15s %6.2f %6.2f  %-23s %5.2f %6.1f %6.1f  %-23s %7.1f %7.1f %5llu %6llu\n",
-                v.name, 1e-6 / a.cpu.min(), 1e-6 / a.wall.min(), rc.text().c_str(), rw.value(),
-                r.switch_ns, r.server_ns, rs.text().c_str(), r.per_pkt(r.to_nf_bytes),
-                r.per_pkt(r.from_nf_bytes), (unsigned long long)(r.mode_drops + r.nf_drops),
-                (unsigned long long)r.rebuilt);
+    std::printf(
+        "  %-15s %6.2f %6.2f  %-23s %5.2f %5.1f/%5.1f %6.1f  %-23s %7.1f %7.1f %5llu %6llu\n",
+        v.name, 1e-6 / a.cpu.min(), 1e-6 / a.wall.min(), rc.text().c_str(), rw.value(), r.to_nf_ns,
+        r.from_nf_ns, r.server_ns, rs.text().c_str(), r.per_pkt(r.to_nf_bytes),
+        r.per_pkt(r.from_nf_bytes), (unsigned long long)(r.mode_drops + r.nf_drops),
+        (unsigned long long)r.rebuilt);
     if (v.mode == dp::Mode::kBaseline) continue;
     summary.push_back(std::string("RATIO switch ") + v.name + "/baseline " + label + " " +
                       rc.text() + " (target >= 0.8)");
@@ -134,7 +136,10 @@ int main(int argc, char** argv) {
   dc.kind = trace::SizeKind::kDc;
   bool ok = bench_traffic(env, false, "1500B", s1500, quick, summary) &&
             bench_traffic(env, false, "dc", dc, quick, summary);
-  if (ok && env.init_memif(err)) {
+  const char* link = std::getenv("NFPARK_BENCH_LINK");  // "ring": skip memif (for profiling)
+  if (ok && link && std::strcmp(link, "ring") == 0) {
+    std::printf("\nmemif NF link skipped: NFPARK_BENCH_LINK=ring\n");
+  } else if (ok && env.init_memif(err)) {
     ok = bench_traffic(env, true, "1500B", s1500, quick, summary) &&
          bench_traffic(env, true, "dc", dc, quick, summary);
   } else if (ok) {
