@@ -136,14 +136,15 @@ class PayloadPark {
     ParkTag tag;
     // Fast path: a header packet that comes back carrying its own parked payload (the engine
     // lent the original to it, in place or as its tail) ends its first segment with the tag, so
-    // no parse is needed. Taken only with nfpark tags (magic + check: a false hit elsewhere is
-    // ~2^-44) and only when the slot's payload is the one this very packet carries.
+    // no parse is needed — and no check either: the slot's payload being the very one this
+    // packet carries proves index, generation and slice; a tag changed on the way fails that
+    // and takes the slow path, where the check rejects it. nfpark tags only.
     if (cfg_.format == TagFormat::kNfpark && head >= codec_.size() && slice < tables_.size()) {
       const uint32_t at = head - codec_.size();
-      if (codec_.decode(d + at, codec_.size(), tag) == TagError::kNone && tag.parked &&
-          tag.slice == slice) {
-        const Parked* p = tables_[slice]->find(tag.index, tag.generation);
-        if (p && B::carries(pkt, p->pkt)) return merge_parked(pkt, *tables_[slice], tag, at);
+      if (codec_.peek(d + at, tag) && tag.parked && tag.slice == slice) {
+        SlotTable<Parked>& table = *tables_[slice];
+        const Parked* p = table.find(tag.index, tag.generation);
+        if (p && B::carries(pkt, p->pkt)) return merge_parked(pkt, table, *p, tag, at);
       }
     }
     const PacketLayout L = parse_packet(d, head);
@@ -161,7 +162,10 @@ class PayloadPark {
       ++ctr_.returned_unsplit;
       return pkt;
     }
-    return merge_parked(pkt, *tables_[slice], tag, at);
+    SlotTable<Parked>& table = *tables_[slice];
+    const Parked* p = table.find(tag.index, tag.generation);
+    if (!p) return drop(pkt, ctr_.premature_evictions);
+    return merge_parked(pkt, table, *p, tag, at);
   }
 
   // Frees every payload still parked (headers that never came back). Call at shutdown.
@@ -174,11 +178,10 @@ class PayloadPark {
   }
 
  private:
-  // A header packet with a valid tag for a parked payload; its headers are pkt[0, at).
-  Handle merge_parked(Handle pkt, SlotTable<Parked>& table, const ParkTag& tag, uint32_t at) {
-    const Parked* found = table.find(tag.index, tag.generation);
-    if (!found) return drop(pkt, ctr_.premature_evictions);
-    const Parked p = *found;
+  // A header packet with a valid tag for the payload `p` parked in `table`; its headers are
+  // pkt[0, at).
+  Handle merge_parked(Handle pkt, SlotTable<Parked>& table, const Parked p, const ParkTag& tag,
+                      uint32_t at) {
     if (tag.drop) {
       table.release(tag.index);
       B::free(p.pkt);

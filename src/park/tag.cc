@@ -127,21 +127,19 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
   if (avail < size()) return TagError::kShort;
   t = ParkTag{};
   if (format_ == TagFormat::kNfpark) {
-    uint64_t w0, w1, c;
+    uint64_t c;
+    std::memcpy(&c, in + 16, 8);
+    if (!peek(in, t)) {
+      t = ParkTag{};
+      return (in[0] != kMagic || (in[1] >> 4) != kVersion) ? TagError::kMagic : TagError::kCheck;
+    }
+    uint64_t w0, w1;
     std::memcpy(&w0, in, 8);
     std::memcpy(&w1, in + 8, 8);
-    std::memcpy(&c, in + 16, 8);
-    const uint8_t flags = uint8_t(w0 >> 8);
-    if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion) return TagError::kMagic;
-    if (bool(flags & kFlagKeyed) != key_.has_value()) return TagError::kCheck;
-    if (__builtin_bswap64(c) != check(w0, w1)) return TagError::kCheck;
-    t.parked = flags & kFlagParked;
-    t.drop = flags & kFlagDrop;
-    t.slice = uint8_t(w0 >> 16);
-    t.index = __builtin_bswap32(uint32_t(w0 >> 32));
-    t.generation = __builtin_bswap32(uint32_t(w1));
-    t.orig_len = __builtin_bswap16(uint16_t(w1 >> 32));
-    t.parked_len = __builtin_bswap16(uint16_t(w1 >> 48));
+    if (__builtin_bswap64(c) != check(w0, w1)) {
+      t = ParkTag{};
+      return TagError::kCheck;
+    }
     return TagError::kNone;
   }
   if (in[0] & 0x3F) return TagError::kMagic;  // unused bits must be zero
@@ -159,6 +157,23 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
   t.index = load_be16(in + 3);
   t.generation = load_be16(in + 5);
   return TagError::kNone;
+}
+
+bool TagCodec::peek(const uint8_t* in, ParkTag& t) const {
+  uint64_t w0, w1;
+  std::memcpy(&w0, in, 8);
+  std::memcpy(&w1, in + 8, 8);
+  const uint8_t flags = uint8_t(w0 >> 8);
+  if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion || uint8_t(w0 >> 24) != 0) return false;
+  if (bool(flags & kFlagKeyed) != key_.has_value()) return false;
+  t.parked = flags & kFlagParked;
+  t.drop = flags & kFlagDrop;
+  t.slice = uint8_t(w0 >> 16);
+  t.index = __builtin_bswap32(uint32_t(w0 >> 32));
+  t.generation = __builtin_bswap32(uint32_t(w1));
+  t.orig_len = __builtin_bswap16(uint16_t(w1 >> 32));
+  t.parked_len = __builtin_bswap16(uint16_t(w1 >> 48));
+  return true;
 }
 
 void TagCodec::set_drop(uint8_t* tag, TagFormat f) {

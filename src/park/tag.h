@@ -59,6 +59,10 @@ class TagCodec {
 
   void encode(const ParkTag& t, uint8_t* out) const;
   TagError decode(const uint8_t* in, uint32_t avail, ParkTag& t) const;
+  // nfpark format only: reads the fields of a complete tag (size() bytes) without verifying its
+  // check — for callers that prove the tag by other means (PayloadPark's merge fast path).
+  // False unless magic, version, key flag and reserved byte are as encode() writes them.
+  bool peek(const uint8_t* in, ParkTag& t) const;
   // Marks an encoded tag as an explicit drop in place (the OP bit), keeping it valid.
   static void set_drop(uint8_t* tag, TagFormat f);
 

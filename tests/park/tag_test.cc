@@ -155,5 +155,54 @@ TEST(SlotTable, GenerationWraps) {
   for (auto g : gens) EXPECT_LT(g, 8u);
 }
 
+TEST(TagCodec, PeekReadsFieldsWithoutTheCheckButRejectsWhatEncodeNeverWrites) {
+  TagCodec c(TagFormat::kNfpark);
+  ParkTag t;
+  t.parked = true;
+  t.slice = 3;
+  t.index = 0x01020304;
+  t.generation = 0xA0B0C0D0;
+  t.orig_len = 1500;
+  t.parked_len = 1458;
+  uint8_t b[24];
+  c.encode(t, b);
+  ParkTag got;
+  ASSERT_TRUE(c.peek(b, got));
+  EXPECT_EQ(got.index, t.index);
+  EXPECT_EQ(got.generation, t.generation);
+  EXPECT_EQ(got.slice, 3);
+  EXPECT_EQ(got.orig_len, 1500);
+  EXPECT_EQ(got.parked_len, 1458);
+  EXPECT_TRUE(got.parked);
+  b[20] ^= 1;  // the check: peek does not look at it, decode does
+  EXPECT_TRUE(c.peek(b, got));
+  EXPECT_EQ(c.decode(b, 24, got), TagError::kCheck);
+  b[20] ^= 1;
+  b[3] = 1;  // reserved byte
+  EXPECT_FALSE(c.peek(b, got));
+  EXPECT_EQ(c.decode(b, 24, got), TagError::kCheck);
+  b[3] = 0;
+  b[0] = 'X';
+  EXPECT_FALSE(c.peek(b, got));
+  EXPECT_EQ(c.decode(b, 24, got), TagError::kMagic);
+  b[0] = 0x4E;
+  TagCodec keyed(TagFormat::kNfpark, std::array<uint8_t, 16>{1, 2, 3});
+  EXPECT_FALSE(keyed.peek(b, got)) << "an unkeyed tag where a keyed one is expected";
+}
+
+TEST(SlotTable, FindLeavesTheSlotOccupiedUntilRelease) {
+  SlotTable<int> t(4, 1, 1u << 16);
+  auto c = t.claim(5);
+  ASSERT_TRUE(c.ok);
+  const int* p = t.find(c.index, c.generation);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(*p, 5);
+  EXPECT_EQ(t.find(c.index, c.generation + 1), nullptr);
+  EXPECT_EQ(t.occupied(), 1u);
+  t.release(c.index);
+  EXPECT_EQ(t.occupied(), 0u);
+  EXPECT_EQ(t.find(c.index, c.generation), nullptr);
+}
+
 }  // namespace
 }  // namespace nfpark::park
