@@ -11,16 +11,21 @@
 // Theory of operation
 //  Split (traffic port): a packet is taggable if it parses as IPv4/IPv6 + TCP/UDP and is not a
 //  fragment. Taggable packets get a tag right after their L4 header:
-//   - eligible (payload >= min_payload, not filtered) and a slot claimed: the NF receives a new
+//   - eligible (payload >= min_payload, not filtered) and a slot claimed: the NF receives a
 //     header packet = headers + tag + the payload bytes past the parked range (referenced, not
-//     copied); the original packet waits in the slot, untouched.
+//     copied); the original's payload waits in the slot. The engine may lend the original itself
+//     to the header packet (B::make_header: in place when nothing of the payload travels, or as
+//     its tail segment) and takes it back at the merge (B::rejoin).
 //   - otherwise the whole packet goes with a tag saying "not parked" (ENB=0), inserted by moving
 //     the headers into headroom — the payload is never moved.
 //  Untaggable packets (ARP, ICMP, fragments, malformed) go to the NF as they are.
 //  Merge (NF port): the tag is found after the returning packet's L4 header and validated; a
 //  parked payload is taken from its slot only if index, generation and slice match, and then the
-//  (possibly rewritten) headers are copied onto the parked original, which leaves. Everything
-//  else is counted and dropped, never spliced.
+//  (possibly rewritten) headers are put back onto the parked original, which leaves. Everything
+//  else is counted and dropped, never spliced. A packet that physically carries its own parked
+//  payload back (lent by the engine) is merged without a parse: its tag ends its first segment,
+//  and the slot's identity proves it. A copy of a header packet that comes back while the lent
+//  original is still out is dropped (duplicate_header); the payload waits for the original.
 //  Differences from the paper: the parked packet keeps its own headers and payload in place, so
 //  "re-attaching" is a header copy; the whole payload can be parked (park_bytes = 0); tags are
 //  checked (the P4 code computes the checksum but never verifies it); an NF may change the header
