@@ -10,6 +10,7 @@
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
+#include "dp/run_report.h"
 #include "dp/runner.h"
 #include "nf/registry.h"
 
@@ -72,10 +73,8 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     res.packets_in = server.rx;
     res.packets_from_nf = port.tx_packets;
     res.bytes_from_nf = port.tx_bytes;
-    res.nf_drops = server.nf_drops;
-    server.chain().counters(res.nf.sink());
-    auto ds = res.drops.sink();
-    ds("nf", res.nf_drops);
+    report_server(server, true, res);
+    report_port("nf_server", port, res);
     port.stop();
     res.pools_full = rte_mempool_full(pool);
   }

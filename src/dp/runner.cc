@@ -17,6 +17,7 @@
 #include "dp/nf_server.h"
 #include "dp/pcap_wire.h"
 #include "dp/port.h"
+#include "dp/run_report.h"
 #include "dp/switch_mode.h"
 #include "nf/registry.h"
 #include "trace/pcap_reader.h"
@@ -376,64 +377,25 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
     res.bytes_to_nf = sw_nf.tx_bytes;
     res.packets_from_nf = sw_nf.rx_packets;
     res.bytes_from_nf = sw_nf.rx_bytes;
-    res.nf_drops = server.nf_drops;
     res.switch_drops = mode->drops() + server.coalesced + abandoned;
-    if (const FaultCounters* f = server.faults()) {
-      res.fault_drops = f->dropped;
-      res.duplicates = f->duplicated;
-      auto s = res.faults.sink();
-      s("dropped", f->dropped);
-      s("duplicated", f->duplicated);
-      s("reordered", f->reordered);
-      s("corrupted", f->corrupted);
-      s("delayed", f->delayed);
-    }
-    auto ds = res.drops.sink();
-    ds("nf", res.nf_drops);
-    ds("fault_injected", res.fault_drops);
-    if (abandoned) ds("abandoned_at_exit", abandoned);
-    mode->drop_reasons(ds);
-    mode->report(res.park.sink());
-    if (!external_nf) server.chain().counters(res.nf.sink());
-    const auto& ep = server.endpoint();
-    auto es = res.nf.sink("server.");
-    es("header_only", ep.header_only);
-    es("whole", ep.whole);
-    es("drop_notified", ep.drop_notified);
-    es("drop_freed", ep.drop_freed);
-    res.held_at_exit = mode->held();
-    auto port_counters = [&](const char* name, const Port& p) {
-      auto ps = res.ports.sink(std::string(name) + ".");
-      ps("rx_packets", p.rx_packets);
-      ps("rx_bytes", p.rx_bytes);
-      ps("tx_packets", p.tx_packets);
-      ps("tx_bytes", p.tx_bytes);
-    };
+    report_server(server, !external_nf, res);
+    report_mode(*mode, res);
+    if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
     if (live) {
-      port_counters("traffic_a", tports[0]);
-      port_counters("traffic_b", tports[1]);
+      report_port("traffic_a", tports[0], res);
+      report_port("traffic_b", tports[1], res);
       res.ports.values["hw_buffer_split"] = tports[0].hw_split() && tports[1].hw_split();
     } else {
-      port_counters("traffic", traffic);
+      report_port("traffic", traffic, res);
     }
-    port_counters("switch_nf", sw_nf);
-    if (!external_nf) port_counters("nf_server", nf_side);
+    report_port("switch_nf", sw_nf, res);
+    if (!external_nf) report_port("nf_server", nf_side, res);
 
     for (int t = 0; t < ntp; ++t) tports[t].stop();
     sw_nf.stop();
     if (!external_nf) nf_side.stop();
     res.pools_full = rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
                      rte_mempool_full(nic);
-    if (const auto* rf = server.reframer()) {
-      const auto& st = rf->stats();
-      res.reframe_on = true;
-      res.reframe_slf_in = st.slf_in();
-      res.reframe_slf_out = st.slf_out();
-      res.reframe_held = st.held;
-      res.reframe_useless_wait_us = double(st.useless_wait_ns) / 1000;
-      rf->counters(res.reframe.sink());
-      res.drops.values["reframe_coalesced"] = server.coalesced;
-    }
     if (!res.pools_full && rc == 0) {
       err = "mbuf leak: pools not full at exit (pkts " + std::to_string(rte_mempool_avail_count(pkts)) +
             "/" + std::to_string(pool_n) + ", hdrs " + std::to_string(rte_mempool_avail_count(hdrs)) +
