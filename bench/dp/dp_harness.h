@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -122,6 +123,14 @@ struct DpEnv {
            rte_mempool_full(nic);
   }
 };
+
+// main()'s first step in every DPDK bench: EAL, pools and ports, or one line on stderr.
+inline bool init_or_report(DpEnv& env, const char* bench) {
+  std::string err;
+  if (env.init(err)) return true;
+  std::fprintf(stderr, "%s: %s\n", bench, err.c_str());
+  return false;
+}
 
 struct LoopSpec {
   dp::RunConfig cfg;  // mode, chain, park/queuemem/slicer parameters

@@ -138,11 +138,7 @@ int main(int argc, char** argv) {
                                  "usage: nicmode_bench [--quick]\n"
                                  "  NF server rate and host-boundary bytes per NIC mode vs host\n");
   DpEnv env;
-  std::string err;
-  if (!env.init(err)) {
-    std::fprintf(stderr, "nicmode_bench: %s\n", err.c_str());
-    return 1;
-  }
+  if (!init_or_report(env, "nicmode_bench")) return 1;
   std::printf("nicmode_bench%s: one lcore, EAL --no-huge, ring ports, 1024 mbufs in flight\n",
               quick ? " --quick" : "");
   std::vector<std::string> summary;

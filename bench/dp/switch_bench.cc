@@ -122,11 +122,7 @@ int main(int argc, char** argv) {
                                  "usage: switch_bench [--quick]\n"
                                  "  parking switch Mpps per mode vs baseline, same run\n");
   DpEnv env;
-  std::string err;
-  if (!env.init(err)) {
-    std::fprintf(stderr, "switch_bench: %s\n", err.c_str());
-    return 1;
-  }
+  if (!init_or_report(env, "switch_bench")) return 1;
   std::printf(
       "switch_bench%s: one lcore, EAL --no-huge, 1024 mbufs in flight; NF link ring, then memif\n",
       quick ? " --quick" : "");
@@ -136,6 +132,7 @@ int main(int argc, char** argv) {
   dc.kind = trace::SizeKind::kDc;
   bool ok = bench_traffic(env, false, "1500B", s1500, quick, summary) &&
             bench_traffic(env, false, "dc", dc, quick, summary);
+  std::string err;
   const char* link = std::getenv("NFPARK_BENCH_LINK");  // "ring": skip memif (for profiling)
   if (ok && link && std::strcmp(link, "ring") == 0) {
     std::printf("\nmemif NF link skipped: NFPARK_BENCH_LINK=ring\n");
