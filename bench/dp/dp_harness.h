@@ -29,7 +29,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -346,5 +348,41 @@ class Loop {
   dp::Port& sw_;  // NF link, switch side
   dp::Port& nf_;  // NF link, NF server side
 };
+
+// NFPARK_BENCH_ONLY=MODE: run the baseline `base` and MODE only (e.g. under perf record).
+inline bool selected(const char* name, const char* base) {
+  const char* only = std::getenv("NFPARK_BENCH_ONLY");
+  return !only || !*only || std::strcmp(only, name) == 0 || std::strcmp(name, base) == 0;
+}
+
+// One variant over the repetitions: seconds per packet (thread CPU, wall, inside the NF server),
+// one sample per repetition, and the last run's result.
+struct Runs {
+  Series cpu, wall, server;
+  LoopResult last;
+};
+
+// Runs every (name, spec) `reps` times, interleaved (a, b, ..., a, b, ...), over the same frames.
+// False, after one line on stderr naming `what` and the variant, if a run fails.
+inline bool run_interleaved(DpEnv& env, const Frames& frames, int reps,
+                            const std::vector<std::pair<std::string, LoopSpec>>& specs,
+                            const std::string& what, std::map<std::string, Runs>& out) {
+  for (int rep = 0; rep < reps; ++rep) {
+    for (const auto& [name, spec] : specs) {
+      Loop loop(env, frames, spec);
+      LoopResult r = loop.run();
+      if (!r.ok) {
+        std::fprintf(stderr, "%s %s: %s\n", what.c_str(), name.c_str(), r.err.c_str());
+        return false;
+      }
+      Runs& a = out[name];
+      a.cpu.add(r.cpu_s / double(r.packets));
+      a.wall.add(r.wall_s / double(r.packets));
+      a.server.add(r.server_ns * 1e-9);
+      a.last = r;
+    }
+  }
+  return true;
+}
 
 }  // namespace nfpark::bench

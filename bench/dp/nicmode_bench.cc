@@ -42,17 +42,6 @@ const Variant kVariants[] = {
     {"nfslicer", dp::Mode::kNfSlicer},
 };
 
-// NFPARK_BENCH_ONLY=MODE runs the baseline and MODE only (for profiling one mode).
-bool selected(const char* name) {
-  const char* only = std::getenv("NFPARK_BENCH_ONLY");
-  return !only || !*only || std::strcmp(only, name) == 0 || std::strcmp(name, "host") == 0;
-}
-
-struct Acc {
-  Series server, loop;  // seconds per packet, one per rep
-  LoopResult last;
-};
-
 // Boundary bytes per packet (both directions, data + descriptors) and the share kept on the NIC.
 void boundary(const LoopResult& r, double& bytes, double& kept) {
   const CounterMap& c = r.park;
@@ -81,29 +70,21 @@ bool bench_size(DpEnv& env, uint32_t frame, bool quick, std::vector<std::string>
   g.seed = 5;
   const Frames frames = Frames::generate(g);
   const int reps = quick ? 3 : 5;
-  std::map<std::string, Acc> acc;
-  for (int rep = 0; rep < reps; ++rep) {
-    for (const Variant& v : kVariants) {
-      if (!selected(v.name)) continue;
-      LoopSpec s;
-      s.cfg.mode = v.mode;
-      s.cfg.chain = "nat";
-      s.inflight = 1024;
-      s.warm = quick ? 10000 : 30000;
-      s.measure = quick ? 50000 : 300000;
-      s.restore = true;
-      Loop loop(env, frames, s);
-      LoopResult r = loop.run();
-      if (!r.ok) {
-        std::fprintf(stderr, "nicmode_bench: %u B %s: %s\n", frame, v.name, r.err.c_str());
-        return false;
-      }
-      Acc& a = acc[v.name];
-      a.server.add(r.server_ns * 1e-9);
-      a.loop.add(r.cpu_s / double(r.packets));
-      a.last = r;
-    }
+  std::vector<std::pair<std::string, LoopSpec>> specs;
+  for (const Variant& v : kVariants) {
+    if (!selected(v.name, "host")) continue;
+    LoopSpec s;
+    s.cfg.mode = v.mode;
+    s.cfg.chain = "nat";
+    s.inflight = 1024;
+    s.warm = quick ? 10000 : 30000;
+    s.measure = quick ? 50000 : 300000;
+    s.restore = true;
+    specs.emplace_back(v.name, s);
   }
+  std::map<std::string, Runs> acc;
+  const std::string what = "nicmode_bench: " + std::to_string(frame) + " B";
+  if (!run_interleaved(env, frames, reps, specs, what, acc)) return false;
   std::printf("\n%u B frames, chain nat, %d reps, %llu packets/rep\n", frame, reps,
               (unsigned long long)acc["host"].last.packets);
   std::printf("  %-9s %8s %-24s %8s %-24s %9s %-8s %6s %6s\n", "mode", "srvMpps", "server ratio",
@@ -111,16 +92,16 @@ bool bench_size(DpEnv& env, uint32_t frame, bool quick, std::vector<std::string>
   double host_bytes = 0, kept = 0;
   boundary(acc["host"].last, host_bytes, kept);
   for (const Variant& v : kVariants) {
-    if (!selected(v.name)) continue;
-    const Acc& a = acc[v.name];
+    if (!selected(v.name, "host")) continue;
+    const Runs& a = acc[v.name];
     const LoopResult& r = a.last;
     double bytes = 0;
     boundary(r, bytes, kept);
-    Ratio rs{acc["host"].server, a.server}, rl{acc["host"].loop, a.loop};
+    Ratio rs{acc["host"].server, a.server}, rl{acc["host"].cpu, a.cpu};
     char rel[32];
     std::snprintf(rel, sizeof rel, "%.3fx", host_bytes > 0 ? bytes / host_bytes : 0);
     std::printf("  %-9s %8.3f %-24s %8.3f %-24s %9.1f %-8s %5.1f%% %6llu\n", v.name,
-                1e-6 / a.server.min(), rs.text().c_str(), 1e-6 / a.loop.min(), rl.text().c_str(),
+                1e-6 / a.server.min(), rs.text().c_str(), 1e-6 / a.cpu.min(), rl.text().c_str(),
                 bytes, rel, 100 * kept,
                 (unsigned long long)(r.mode_drops + r.nf_drops + r.rebuilt));
     if (v.mode != dp::Mode::kBaseline) {

@@ -39,18 +39,8 @@ const Variant kVariants[] = {
     {"nfslicer", dp::Mode::kNfSlicer, 0},
 };
 
-// NFPARK_BENCH_ONLY=MODE runs the baseline and MODE only (for profiling one mode);
-// NFPARK_BENCH_LINK=ring skips the memif NF link.
-bool selected(const char* name) {
-  const char* only = std::getenv("NFPARK_BENCH_ONLY");
-  return !only || !*only || std::strcmp(only, name) == 0 || std::strcmp(name, "baseline") == 0;
-}
-
-struct Acc {
-  Series cpu, wall, server;  // seconds per packet, one per rep
-  LoopResult last;
-};
-
+// One traffic pattern on one NF link: every variant, interleaved; prints its table and adds the
+// RATIO lines to `summary`. NFPARK_BENCH_ONLY (dp_harness.h) limits the variants.
 bool bench_traffic(DpEnv& env, bool memif, const char* size_label, const trace::SizeSpec& size,
                    bool quick, std::vector<std::string>& summary) {
   const std::string label = std::string(memif ? "memif " : "ring ") + size_label;
@@ -62,41 +52,31 @@ bool bench_traffic(DpEnv& env, bool memif, const char* size_label, const trace::
   g.seed = 3;
   const Frames frames = Frames::generate(g);
   const int reps = quick ? 3 : 5;
-  std::map<std::string, Acc> acc;
-  for (int rep = 0; rep < reps; ++rep) {
-    for (const Variant& v : kVariants) {
-      if (!selected(v.name)) continue;
-      LoopSpec s;
-      s.cfg.mode = v.mode;
-      s.cfg.chain = "forward";
-      s.cfg.park.park_bytes = v.park_bytes;
-      s.inflight = 1024;
-      s.memif = memif;
-      s.warm = quick ? 10000 : 40000;
-      s.measure = quick ? 60000 : 400000;
-      Loop loop(env, frames, s);
-      LoopResult r = loop.run();
-      if (!r.ok) {
-        std::fprintf(stderr, "switch_bench: %s %s: %s\n", label.c_str(), v.name, r.err.c_str());
-        return false;
-      }
-      Acc& a = acc[v.name];
-      a.cpu.add(r.cpu_s / double(r.packets));
-      a.wall.add(r.wall_s / double(r.packets));
-      a.server.add(r.server_ns * 1e-9);
-      a.last = r;
-    }
+  std::vector<std::pair<std::string, LoopSpec>> specs;
+  for (const Variant& v : kVariants) {
+    if (!selected(v.name, "baseline")) continue;
+    LoopSpec s;
+    s.cfg.mode = v.mode;
+    s.cfg.chain = "forward";
+    s.cfg.park.park_bytes = v.park_bytes;
+    s.inflight = 1024;
+    s.memif = memif;
+    s.warm = quick ? 10000 : 40000;
+    s.measure = quick ? 60000 : 400000;
+    specs.emplace_back(v.name, s);
   }
+  std::map<std::string, Runs> acc;
+  if (!run_interleaved(env, frames, reps, specs, "switch_bench: " + label, acc)) return false;
   std::printf("\nNF link %s traffic (mean %.0f B), chain forward, %d reps, %llu packets/rep\n",
               label.c_str(), frames.mean_len(), reps,
               (unsigned long long)acc["baseline"].last.packets);
   std::printf("  %-15s %6s %6s  %-23s %5s %11s %6s  %-23s %7s %7s %5s %6s\n", "mode", "Mpps",
               "wall", "loop ratio (cpu)", "wall", "sw ns in/out", "srv ns", "NF server ratio",
               "toNF B", "fromNF", "drops", "rebuilt");
-  const Acc& base = acc["baseline"];
+  const Runs& base = acc["baseline"];
   for (const Variant& v : kVariants) {
-    if (!selected(v.name)) continue;
-    const Acc& a = acc[v.name];
+    if (!selected(v.name, "baseline")) continue;
+    const Runs& a = acc[v.name];
     const LoopResult& r = a.last;
     Ratio rc{base.cpu, a.cpu}, rw{base.wall, a.wall}, rs{base.server, a.server};
     std::printf(
