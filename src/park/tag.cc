@@ -6,10 +6,6 @@
 #include "core/bytes.h"
 #include "core/checksum.h"
 
-#if defined(__SSE4_2__)
-#include <nmmintrin.h>
-#endif
-
 namespace nfpark::park {
 
 // The codec moves the tag as little-endian 64-bit words (SipHash reads them so too).
@@ -26,9 +22,6 @@ std::string_view to_string(TagFormat f) {
 }
 
 namespace {
-constexpr uint8_t kMagic = 0x4E, kVersion = 1;
-constexpr uint8_t kFlagParked = 0x1, kFlagDrop = 0x2, kFlagKeyed = 0x4;
-
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 inline uint64_t le64(const uint8_t* p) {
   uint64_t v;
@@ -75,42 +68,14 @@ uint32_t crc32c(const uint8_t* d, size_t len, uint32_t crc) {
   return ~crc;
 }
 
-// The check over bytes 0..15 given as two little-endian words, the drop flag cleared. Works on
-// registers: the tag bytes were just written (split) or are read once (merge), and a byte-wise
-// copy to a scratch buffer costs store-forwarding stalls on this path (perf: 5% of a split+merge).
-uint64_t TagCodec::check(uint64_t w0, uint64_t w1) const {
-  w0 &= ~(uint64_t(kFlagDrop) << 8);
-  if (key_) {
-    uint8_t b[16];
-    std::memcpy(b, &w0, 8);
-    std::memcpy(b + 8, &w1, 8);
-    return siphash24(*key_, b, 16);
-  }
-#if defined(__SSE4_2__)
-  return uint32_t(~_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, w0), w1));
-#else
+uint64_t TagCodec::check_slow(uint64_t w0, uint64_t w1) const {
   uint8_t b[16];
   std::memcpy(b, &w0, 8);
   std::memcpy(b + 8, &w1, 8);
-  return crc32c(b, 16);
-#endif
+  return key_ ? siphash24(*key_, b, 16) : crc32c(b, 16);
 }
 
-void TagCodec::encode(const ParkTag& t, uint8_t* o) const {
-  if (format_ == TagFormat::kNfpark) {  // two words in wire order, then the check
-    const uint8_t flags = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) |
-                                  (t.drop ? kFlagDrop : 0) | (key_ ? kFlagKeyed : 0));
-    const uint64_t w0 = uint64_t(kMagic) | uint64_t(flags) << 8 | uint64_t(t.slice) << 16 |
-                        uint64_t(__builtin_bswap32(t.index)) << 32;
-    const uint64_t w1 = uint64_t(__builtin_bswap32(t.generation)) |
-                        uint64_t(__builtin_bswap16(t.orig_len)) << 32 |
-                        uint64_t(__builtin_bswap16(t.parked_len)) << 48;
-    const uint64_t c = __builtin_bswap64(check(w0, w1));
-    std::memcpy(o, &w0, 8);
-    std::memcpy(o + 8, &w1, 8);
-    std::memcpy(o + 16, &c, 8);
-    return;
-  }
+void TagCodec::encode_payloadpark(const ParkTag& t, uint8_t* o) const {
   o[0] = uint8_t((t.parked ? 0x80 : 0) | (t.drop ? 0x40 : 0));
   if (!t.parked) {  // the P4 code zeroes the whole header when Split is disabled
     std::memset(o + 1, 0, 6);
@@ -157,23 +122,6 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
   t.index = load_be16(in + 3);
   t.generation = load_be16(in + 5);
   return TagError::kNone;
-}
-
-bool TagCodec::peek(const uint8_t* in, ParkTag& t) const {
-  uint64_t w0, w1;
-  std::memcpy(&w0, in, 8);
-  std::memcpy(&w1, in + 8, 8);
-  const uint8_t flags = uint8_t(w0 >> 8);
-  if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion || uint8_t(w0 >> 24) != 0) return false;
-  if (bool(flags & kFlagKeyed) != key_.has_value()) return false;
-  t.parked = flags & kFlagParked;
-  t.drop = flags & kFlagDrop;
-  t.slice = uint8_t(w0 >> 16);
-  t.index = __builtin_bswap32(uint32_t(w0 >> 32));
-  t.generation = __builtin_bswap32(uint32_t(w1));
-  t.orig_len = __builtin_bswap16(uint16_t(w1 >> 32));
-  t.parked_len = __builtin_bswap16(uint16_t(w1 >> 48));
-  return true;
 }
 
 void TagCodec::set_drop(uint8_t* tag, TagFormat f) {

@@ -25,8 +25,13 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string_view>
+
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>
+#endif
 
 namespace nfpark::park {
 
@@ -57,17 +62,58 @@ class TagCodec {
   uint64_t index_limit() const { return format_ == TagFormat::kNfpark ? (1ull << 32) : (1u << 16); }
   uint64_t generation_limit() const { return index_limit(); }
 
-  void encode(const ParkTag& t, uint8_t* out) const;
+  // The nfpark format's encode and peek are inline: they run once per split and merge.
+  void encode(const ParkTag& t, uint8_t* out) const {
+    if (format_ != TagFormat::kNfpark) return encode_payloadpark(t, out);
+    const uint8_t flags = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) |
+                                  (t.drop ? kFlagDrop : 0) | (key_ ? kFlagKeyed : 0));
+    const uint64_t w0 = uint64_t(kMagic) | uint64_t(flags) << 8 | uint64_t(t.slice) << 16 |
+                        uint64_t(__builtin_bswap32(t.index)) << 32;
+    const uint64_t w1 = uint64_t(__builtin_bswap32(t.generation)) |
+                        uint64_t(__builtin_bswap16(t.orig_len)) << 32 |
+                        uint64_t(__builtin_bswap16(t.parked_len)) << 48;
+    const uint64_t c = __builtin_bswap64(check(w0, w1));
+    std::memcpy(out, &w0, 8);  // two words in wire order, then the check
+    std::memcpy(out + 8, &w1, 8);
+    std::memcpy(out + 16, &c, 8);
+  }
   TagError decode(const uint8_t* in, uint32_t avail, ParkTag& t) const;
   // nfpark format only: reads the fields of a complete tag (size() bytes) without verifying its
   // check — for callers that prove the tag by other means (PayloadPark's merge fast path).
   // False unless magic, version, key flag and reserved byte are as encode() writes them.
-  bool peek(const uint8_t* in, ParkTag& t) const;
+  bool peek(const uint8_t* in, ParkTag& t) const {
+    uint64_t w0, w1;
+    std::memcpy(&w0, in, 8);
+    std::memcpy(&w1, in + 8, 8);
+    const uint8_t flags = uint8_t(w0 >> 8);
+    if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion || uint8_t(w0 >> 24) != 0) return false;
+    if (bool(flags & kFlagKeyed) != key_.has_value()) return false;
+    t.parked = flags & kFlagParked;
+    t.drop = flags & kFlagDrop;
+    t.slice = uint8_t(w0 >> 16);
+    t.index = __builtin_bswap32(uint32_t(w0 >> 32));
+    t.generation = __builtin_bswap32(uint32_t(w1));
+    t.orig_len = __builtin_bswap16(uint16_t(w1 >> 32));
+    t.parked_len = __builtin_bswap16(uint16_t(w1 >> 48));
+    return true;
+  }
   // Marks an encoded tag as an explicit drop in place (the OP bit), keeping it valid.
   static void set_drop(uint8_t* tag, TagFormat f);
 
  private:
-  uint64_t check(uint64_t w0, uint64_t w1) const;  // bytes 0..15 as little-endian words
+  static constexpr uint8_t kMagic = 0x4E, kVersion = 1;
+  static constexpr uint8_t kFlagParked = 0x1, kFlagDrop = 0x2, kFlagKeyed = 0x4;
+  // The check over bytes 0..15 given as two little-endian words (x86), the drop flag cleared.
+  // Works on registers: a byte-wise copy to a scratch buffer costs store-forwarding stalls.
+  uint64_t check(uint64_t w0, uint64_t w1) const {
+    w0 &= ~(uint64_t(kFlagDrop) << 8);
+#if defined(__SSE4_2__)
+    if (!key_) return uint32_t(~_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, w0), w1));
+#endif
+    return check_slow(w0, w1);
+  }
+  uint64_t check_slow(uint64_t w0, uint64_t w1) const;  // SipHash, or CRC-32C without SSE4.2
+  void encode_payloadpark(const ParkTag& t, uint8_t* out) const;
   TagFormat format_;
   std::optional<std::array<uint8_t, 16>> key_;
 };
