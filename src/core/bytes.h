@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/hot_path.h"
+
 namespace nfpark {
 
 inline uint16_t load_be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
@@ -30,7 +32,7 @@ inline void store_be64(uint8_t* p, uint64_t v) {
 
 // memmove for short, possibly overlapping runs such as a packet's headers (<= 128 bytes inline:
 // every byte is loaded before any is stored; longer runs call memmove).
-inline void move_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+NFPARK_HOT_INLINE void move_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
   struct Chunk {
     uint8_t b[16];
   };

@@ -10,16 +10,13 @@ namespace nfpark::dp {
 
 int MbufMeta::offset = -1;
 int MbufMeta::ts_offset = -1;
-int MbufMeta::lent_offset = -1;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
   static const rte_mbuf_dynfield tsd = {"nfpark_ts", sizeof(int64_t), alignof(int64_t), 0};
-  static const rte_mbuf_dynfield lentd = {"nfpark_lent", sizeof(Lent), alignof(Lent), 0};
   offset = rte_mbuf_dynfield_register(&desc);
   ts_offset = rte_mbuf_dynfield_register(&tsd);
-  lent_offset = rte_mbuf_dynfield_register(&lentd);
-  return offset >= 0 && ts_offset >= 0 && lent_offset >= 0;
+  return offset >= 0 && ts_offset >= 0;
 }
 
 bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
@@ -49,10 +46,9 @@ bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
 }
 
 MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t gap,
-                                             uint32_t tail_off, uint32_t tail_len,
-                                             park::Lend may_lend) {
+                                             uint32_t tail_off, uint32_t tail_len, Lent* lent) {
   if (hdr > orig->data_len) return nullptr;
-  const bool lend = may_lend == park::Lend::kAllowed && can_lend(orig);
+  const bool lend = lent && can_lend(orig);
   rte_mbuf* h = rte_pktmbuf_alloc(pools.headers);
   if (!h) return nullptr;
   char* p = rte_pktmbuf_append(h, uint16_t(hdr + gap));
@@ -64,7 +60,7 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
   MbufMeta::copy(h, orig);
   h->port = orig->port;
   if (lend && tail_len && tail_off < orig->data_len && tail_off + tail_len == orig->data_len) {
-    MbufMeta::lent(orig) = {orig->data_off, orig->data_len, MbufMeta::kLentTail};
+    *lent = {orig->data_off, orig->data_len, Lent::kTail};
     rte_mbuf_refcnt_set(orig, 2);
     orig->data_off = uint16_t(orig->data_off + tail_off);
     orig->data_len = uint16_t(tail_len);
@@ -74,7 +70,7 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
     h->pkt_len += tail_len;
     return h;
   }
-  if (MbufMeta::lent_offset >= 0) MbufMeta::lent(orig).lent = 0;
+  if (lent) *lent = Lent{};
   if (tail_len && !append_ref(h, orig, tail_off, tail_len)) {
     rte_pktmbuf_free(h);
     return nullptr;
@@ -82,10 +78,8 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
   return h;
 }
 
-bool MbufOps::reclaim(Handle orig, Handle returned) {
-  if (MbufMeta::lent_offset < 0) return true;
-  MbufMeta::Lent& l = MbufMeta::lent(orig);
-  if (!l.lent) return true;
+bool MbufOps::reclaim(Handle orig, Lent& l, Handle returned) {
+  if (l.kind == Lent::kNone) return true;
   rte_mbuf* prev = returned;
   while (prev && prev->next != orig) prev = prev->next;
   if (prev && returned != orig) {                       // still returned's tail: unchain it
@@ -105,13 +99,14 @@ bool MbufOps::reclaim(Handle orig, Handle returned) {
   orig->data_off = l.data_off;
   orig->data_len = l.data_len;
   orig->pkt_len = l.data_len;
-  l.lent = 0;
+  l.kind = Lent::kNone;
   return true;
 }
 
-park::Rejoin MbufOps::rejoin_copy(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at) {
+park::Rejoin MbufOps::rejoin_copy(Handle parked, uint32_t hdr_len, Lent& l, Handle returned,
+                                  uint32_t at) {
   using park::Rejoin;
-  if (!reclaim(parked, returned)) return Rejoin::kLent;
+  if (!reclaim(parked, l, returned)) return Rejoin::kLent;
   const bool ok = replace_head(parked, hdr_len, data(returned), at);
   rte_pktmbuf_free(returned);
   return ok ? Rejoin::kOk : Rejoin::kNoRoom;

@@ -7,8 +7,10 @@
 //  - lent tail (the rest of the payload travels, original in one segment): a header mbuf holds
 //    headers + tag and is chained to the original, whose start moves past the parked bytes.
 //  - referenced tail (original in several segments): indirect mbufs attached to the original.
-// A lent original has reference count 2 (the slot's and the header packet's) and remembers its
-// own view in a dynamic field; rejoin() restores it at the merge with plain stores when both
+// A lent original has reference count 2 (the slot's and the header packet's); its own view is
+// remembered in a Lent record the park layer keeps in the slot (not in the mbuf: the mbuf's
+// second cache line would be one more miss per packet). rejoin() restores it at the merge with
+// plain stores when both
 // references are the merge's own (in-process), or after the header packet left the process
 // (memif, af_packet: the port copied and freed it). Tags are inserted and removed by moving the
 // headers within the mbuf's headroom.
@@ -40,14 +42,6 @@ struct MbufMeta {
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
   static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
-  // The view a lent original had before make_header moved its start (see MbufOps).
-  struct Lent {
-    uint16_t data_off, data_len;
-    uint32_t lent;  // 0, or kLentTail / kLentInPlace while lent to a header packet
-  };
-  static constexpr uint32_t kLentTail = 1, kLentInPlace = 2;
-  static int lent_offset;
-  static Lent& lent(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, lent_offset, Lent*); }
   static void copy(rte_mbuf* to, rte_mbuf* from) {
     seq(to) = seq(from);
     ts(to) = ts(from);
@@ -59,24 +53,31 @@ struct MbufMeta {
 struct MbufOps {
   using Handle = rte_mbuf*;
   static inline MbufPools pools;
+  // The view a lent original had before make_header changed it.
+  struct Lent {
+    enum Kind : uint8_t { kNone, kTail, kInPlace };
+    uint16_t data_off = 0, data_len = 0;
+    Kind kind = kNone;
+  };
 
   static Handle null() { return nullptr; }
   static uint8_t* data(Handle m) { return rte_pktmbuf_mtod(m, uint8_t*); }
   static uint32_t head_len(Handle m) { return m->data_len; }
   static uint32_t pkt_len(Handle m) { return m->pkt_len; }
   // The in-place cases are inline (they are the hot path); the rest is in mbuf_ops.cc.
-  static Handle make_header(Handle orig, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                            uint32_t tail_len, park::Lend lend = park::Lend::kAllowed) {
-    if (lend == park::Lend::kAllowed && tail_len == 0 && hdr <= orig->data_len && can_lend(orig) &&
-        rte_pktmbuf_headroom(orig) >= gap) {
-      MbufMeta::lent(orig) = {orig->data_off, orig->data_len, MbufMeta::kLentInPlace};
-      open_gap(orig, hdr, gap);
+  NFPARK_HOT_INLINE static Handle make_header(Handle orig, uint32_t hdr, uint32_t gap,
+                                              uint32_t tail_off, uint32_t tail_len, Lent* lent) {
+    if (lent && tail_len == 0 && hdr <= orig->data_len && can_lend(orig) && orig->data_off >= gap) {
+      *lent = {orig->data_off, orig->data_len, Lent::kInPlace};
+      uint8_t* const d = data(orig);
+      move_bytes(d - gap, d, hdr);  // the headers step back into headroom: the tag's gap
+      orig->data_off = uint16_t(orig->data_off - gap);
       orig->data_len = uint16_t(hdr + gap);
       orig->pkt_len = hdr + gap;
       rte_mbuf_refcnt_set(orig, 2);  // was 1 (can_lend): the slot's reference and the NF's
       return orig;
     }
-    return make_header_segment(orig, hdr, gap, tail_off, tail_len, lend);
+    return make_header_segment(orig, hdr, gap, tail_off, tail_len, lent);
   }
   static uint8_t* open_gap(Handle m, uint32_t at, uint32_t n) {
     if (at > m->data_len) return nullptr;
@@ -90,16 +91,15 @@ struct MbufOps {
     move_bytes(p + n, p, at);
     rte_pktmbuf_adj(m, uint16_t(n));
   }
-  static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at) {
-    if (returned != parked) return rejoin_copy(parked, hdr_len, returned, at);
+  NFPARK_HOT_INLINE static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Lent& l,
+                                               Handle returned, uint32_t at) {
+    if (returned != parked) return rejoin_copy(parked, hdr_len, l, returned, at);
     // Lent in place and back in this process: move the NF's headers up to the payload.
-    MbufMeta::Lent& l = MbufMeta::lent(parked);
-    if (MbufMeta::lent_offset < 0 || l.lent != MbufMeta::kLentInPlace ||
-        rte_mbuf_refcnt_read(parked) != 2 || parked->next)
+    if (l.kind != Lent::kInPlace || rte_mbuf_refcnt_read(parked) != 2 || parked->nb_segs != 1)
       return park::Rejoin::kLent;  // not as make_header left it: keep it out of the merge
     uint8_t* const buf = static_cast<uint8_t*>(parked->buf_addr);
     uint8_t* const payload = buf + l.data_off + hdr_len;  // never moved
-    l.lent = 0;
+    l.kind = Lent::kNone;
     rte_mbuf_refcnt_set(parked, 1);  // both references were ours: no atomic needed
     if (at > uint32_t(payload - buf)) return park::Rejoin::kNoRoom;  // one reference consumed
     move_bytes(payload - at, data(parked), at);
@@ -115,22 +115,22 @@ struct MbufOps {
   static void free(Handle m) { rte_pktmbuf_free(m); }
 
   // Takes a lent `orig` back from `returned` (unchaining it when it is returned's tail) and gives
-  // it its own view again. False while `orig` is lent to another packet in flight. Not for an
-  // original lent in place (rejoin handles that).
-  static bool reclaim(Handle orig, Handle returned);
+  // it its own view again (`l` as make_header left it). False while `orig` is lent to another
+  // packet in flight. Not for an original lent in place and back itself (rejoin handles that).
+  static bool reclaim(Handle orig, Lent& l, Handle returned);
   // Writes src[0, new_len) over m[0, old_len).
   static bool replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint32_t new_len);
 
-  // The original can be lent (its fields are about to change): one segment, nobody else holds
-  // it, and the dynamic field that remembers its view is registered.
+  // The original can be lent (its fields are about to change): one segment, nobody else holds it.
   static bool can_lend(Handle orig) {
-    return MbufMeta::lent_offset >= 0 && orig->nb_segs == 1 && rte_mbuf_refcnt_read(orig) == 1;
+    return orig->nb_segs == 1 && rte_mbuf_refcnt_read(orig) == 1;
   }
   // make_header with a header mbuf: the tail lent (one segment) or referenced (indirect mbufs).
   static Handle make_header_segment(Handle orig, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                                    uint32_t tail_len, park::Lend lend);
+                                    uint32_t tail_len, Lent* lent);
   // rejoin when `returned` is not `parked` itself: header bytes copied, `returned` freed.
-  static park::Rejoin rejoin_copy(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at);
+  static park::Rejoin rejoin_copy(Handle parked, uint32_t hdr_len, Lent& l, Handle returned,
+                                  uint32_t at);
   // Appends orig[off, off+len) to `h` as indirect segments (no copy). False if out of mbufs.
   static bool append_ref(Handle h, Handle orig, uint32_t off, uint32_t len);
 };

@@ -47,11 +47,10 @@ class PayloadParkMode final : public SwitchMode {
  public:
   explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c) {}
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
-    for (uint16_t i = 0; i < n; ++i) {  // headers, the headroom the tag's gap moves them into,
-      uint8_t* d = rte_pktmbuf_mtod(p[i], uint8_t*);  // and the dynamic fields a lent mbuf writes
+    for (uint16_t i = 0; i < n; ++i) {  // headers, and the headroom the tag's gap moves them into
+      uint8_t* d = rte_pktmbuf_mtod(p[i], uint8_t*);
       rte_prefetch0(d);
       rte_prefetch0(d - 32);
-      rte_prefetch0(&p[i]->next);
     }
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_mbuf* h = pp_.split(p[i], 0)) nf.push_back(h);
@@ -59,7 +58,6 @@ class PayloadParkMode final : public SwitchMode {
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
-      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(p[i + 1], void*));
       if (rte_mbuf* m = pp_.merge(p[i], 0)) out.push_back(m);
     }
   }

@@ -6,25 +6,31 @@
 //   uint8_t* B::data(Handle)            first byte of the frame (headers are contiguous)
 //   uint32_t B::head_len(Handle)        bytes contiguous at data() (first segment)
 //   uint32_t B::pkt_len(Handle)         total frame bytes (all segments)
+//   B::Lent                             what the engine remembers about an original it lent
+//            (small, trivially copyable, value-initialised = "not lent"). The park layer keeps
+//            one beside each parked handle — in the slot it touches anyway, so lending costs no
+//            extra cache line per packet.
 //   Handle   B::make_header(Handle orig, uint32_t hdr_len, uint32_t gap, uint32_t tail_off,
-//                           uint32_t tail_len, Lend lend)
+//                           uint32_t tail_len, B::Lent* lent)
 //            a header packet: orig[0, hdr_len), then `gap` bytes for the tag, then
 //            orig[tail_off, tail_off + tail_len) — by reference, never copied. Returns B::null()
-//            if no buffer is available (the packet then goes whole). The engine may lend `orig`
-//            itself: as the header packet (cut down to headers + gap, the payload kept past its
-//            end) or as its tail segment, unless `lend` is Lend::kNever. A lent `orig` must not
-//            leave or be rewritten before B::rejoin; freeing it is always safe.
+//            if no buffer is available (the packet then goes whole). With `lent` non-null the
+//            engine may lend `orig` itself — as the header packet (cut down to headers + gap, the
+//            payload kept past its end) or as its tail segment — and records how in *lent; with
+//            nullptr it never lends. A lent `orig` must not leave or be rewritten before
+//            B::rejoin; freeing it is always safe.
 //   uint8_t* B::open_gap(Handle, uint32_t at, uint32_t n)
 //            inserts n bytes at offset `at` by moving the `at` bytes before it (headers, never
 //            payload) into headroom; returns the gap or nullptr if there is no headroom.
 //   void     B::close_gap(Handle, uint32_t at, uint32_t n)   removes n bytes at `at` likewise.
-//   Rejoin   B::rejoin(Handle parked, uint32_t hdr_len, Handle returned, uint32_t at)
-//            the merge: parked[0, hdr_len) (its original headers) becomes returned[0, at) (the
-//            headers the NF sent back) and `returned` is consumed — it may be `parked` itself or
-//            carry it, when make_header lent it.
-//            kOk: `parked` is the merged packet. kLent: `parked` is lent to another packet still
-//            in flight (a duplicate came back first); nothing changed, `returned` is the
-//            caller's. kNoRoom: the headers do not fit; `returned` consumed, `parked` the caller's.
+//   Rejoin   B::rejoin(Handle parked, uint32_t hdr_len, B::Lent& lent, Handle returned,
+//                      uint32_t at)
+//            the merge (`lent` as make_header left it): parked[0, hdr_len) (its original headers)
+//            becomes returned[0, at) (the headers the NF sent back) and `returned` is consumed — it
+//            may be `parked` itself or carry it, when make_header lent it. kOk: `parked` is the
+//            merged packet. kLent: `parked` is lent to another packet still in flight (a duplicate
+//            came back first); nothing changed, `returned` is the caller's. kNoRoom: the headers do
+//            not fit; `returned` consumed, `parked` the caller's.
 //   bool     B::carries(Handle returned, Handle parked)
 //            true if `returned` physically holds `parked` (lent in place or as its tail): then it
 //            is the header packet made from `parked`, and its tag ends its first segment.
@@ -33,22 +39,23 @@
 #pragma once
 #include <concepts>
 #include <cstdint>
+#include <type_traits>
 
 namespace nfpark::park {
 
 enum class Rejoin : uint8_t { kOk, kLent, kNoRoom };
-enum class Lend : uint8_t { kAllowed, kNever };
 
 template <typename B>
-concept BufferOps = requires(typename B::Handle h, uint32_t n) {
+concept BufferOps = std::is_trivially_copyable_v<typename B::Lent> &&
+    requires(typename B::Handle h, uint32_t n, typename B::Lent l) {
   { B::null() } -> std::same_as<typename B::Handle>;
   { B::data(h) } -> std::same_as<uint8_t*>;
   { B::head_len(h) } -> std::same_as<uint32_t>;
   { B::pkt_len(h) } -> std::same_as<uint32_t>;
-  { B::make_header(h, n, n, n, n, Lend::kAllowed) } -> std::same_as<typename B::Handle>;
+  { B::make_header(h, n, n, n, n, &l) } -> std::same_as<typename B::Handle>;
   { B::open_gap(h, n, n) } -> std::same_as<uint8_t*>;
   B::close_gap(h, n, n);
-  { B::rejoin(h, n, h, n) } -> std::same_as<Rejoin>;
+  { B::rejoin(h, n, l, h, n) } -> std::same_as<Rejoin>;
   { B::carries(h, h) } -> std::same_as<bool>;
   B::trim(h, n);
   B::free(h);

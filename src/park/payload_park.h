@@ -35,6 +35,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/hot_path.h"
 #include "core/parse.h"
 #include "park/buffer_ops.h"
 #include "park/no_split.h"
@@ -67,6 +68,7 @@ class PayloadPark {
   struct Parked {
     Handle pkt;
     uint16_t hdr_len;
+    typename B::Lent lent{};  // how the engine lent pkt to the header packet, if it did
   };
 
   explicit PayloadPark(const ParkConfig& c) : cfg_(c), codec_(c.format, c.key) {
@@ -85,92 +87,62 @@ class PayloadPark {
 
   // Traffic port -> NF slice. Returns what to send to the NF, or B::null() if the packet had to
   // be dropped (no headroom to insert a tag: counted; cannot happen with nfpark's own pools).
-  Handle split(Handle pkt, uint8_t slice) {
+  // The common case (parked) is inline; every other outcome is out of line.
+  NFPARK_HOT_INLINE Handle split(Handle pkt, uint8_t slice) {
     uint8_t* d = B::data(pkt);
     const uint32_t len = B::pkt_len(pkt);
     const PacketLayout L = parse_packet(d, B::head_len(pkt));
-    if (!taggable(L)) {
-      ++ctr_.not_split_untaggable;
-      return pkt;
-    }
+    if (!taggable(L)) return split_untaggable(pkt);
     const uint32_t hdr = L.payload_off;
     const uint32_t payload = std::min(L.ip_end, len) - hdr;
+    if (payload < cfg_.min_payload || payload == 0)
+      return send_whole(pkt, hdr, slice, ctr_.not_split_small);
+    if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L))
+      return send_whole(pkt, hdr, slice, ctr_.not_split_filtered);
+    SlotTable<Parked>& table = *tables_[slice];
+    const auto c = table.claim(Parked{pkt, uint16_t(hdr)});
+    if (c.evicted) [[unlikely]]
+      evict(c.evicted->pkt);
+    if (!c.ok) [[unlikely]]
+      return send_whole(pkt, hdr, slice, ctr_.not_split_busy);
     const uint32_t park = cfg_.park_bytes ? std::min(cfg_.park_bytes, payload) : payload;
-    ParkTag tag;
-    tag.slice = slice;
-    tag.orig_len = uint16_t(len);
-    if (payload < cfg_.min_payload || payload == 0) {
-      ++ctr_.not_split_small;
-    } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
-      ++ctr_.not_split_filtered;
-    } else {
-      auto c = tables_[slice]->claim(Parked{pkt, uint16_t(hdr)});
-      if (c.evicted) {
-        ++ctr_.evictions;
-        B::free(c.evicted->pkt);
-      }
-      if (!c.ok) {
-        ++ctr_.not_split_busy;
-      } else {
-        Handle h =
-            B::make_header(pkt, hdr, codec_.size(), hdr + park, len - hdr - park, Lend::kAllowed);
-        if (h == B::null()) {  // give the slot back and send whole
-          tables_[slice]->take(c.index, c.generation);
-          ++ctr_.not_split_no_buffer;
-        } else {
-          tag.parked = true;
-          tag.index = c.index;
-          tag.generation = c.generation;
-          tag.parked_len = uint16_t(park);
-          codec_.encode(tag, B::data(h) + hdr);
-          ++ctr_.splits;
-          return h;
-        }
-      }
+    Handle h = B::make_header(pkt, hdr, codec_.size(), hdr + park, len - hdr - park,
+                              &table.at(c.index).lent);
+    if (h == B::null()) [[unlikely]] {  // give the slot back and send whole
+      table.take(c.index, c.generation);
+      return send_whole(pkt, hdr, slice, ctr_.not_split_no_buffer);
     }
-    uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
-    if (!gap) return drop(pkt, ctr_.no_headroom);
-    codec_.encode(tag, gap);
-    return pkt;
+    ParkTag tag;
+    tag.parked = true;
+    tag.slice = slice;
+    tag.index = c.index;
+    tag.generation = c.generation;
+    tag.orig_len = uint16_t(len);
+    tag.parked_len = uint16_t(park);
+    codec_.encode(tag, B::data(h) + hdr);
+    ++ctr_.splits;
+    return h;
   }
 
   // NF slice -> traffic port. Returns the packet to forward, or B::null() when dropped (counted).
-  Handle merge(Handle pkt, uint8_t slice) {
-    uint8_t* d = B::data(pkt);
+  // Fast path (inline): a header packet that comes back carrying its own parked payload (the
+  // engine lent the original to it, in place or as its tail) ends its first segment with the
+  // tag, so no parse is needed — and no check either: the slot's payload being the very one this
+  // packet carries proves index, generation and slice; a tag changed on the way fails that and
+  // takes the slow path, where the check rejects it. nfpark tags only.
+  NFPARK_HOT_INLINE Handle merge(Handle pkt, uint8_t slice) {
     const uint32_t head = B::head_len(pkt);
-    ParkTag tag;
-    // Fast path: a header packet that comes back carrying its own parked payload (the engine
-    // lent the original to it, in place or as its tail) ends its first segment with the tag, so
-    // no parse is needed — and no check either: the slot's payload being the very one this
-    // packet carries proves index, generation and slice; a tag changed on the way fails that
-    // and takes the slow path, where the check rejects it. nfpark tags only.
     if (cfg_.format == TagFormat::kNfpark && head >= codec_.size() && slice < tables_.size()) {
       const uint32_t at = head - codec_.size();
-      if (codec_.peek(d + at, tag) && tag.parked && tag.slice == slice) {
+      ParkTag tag;
+      if (codec_.peek(B::data(pkt) + at, tag) && tag.parked && tag.slice == slice) {
         SlotTable<Parked>& table = *tables_[slice];
-        const Parked* p = table.find(tag.index, tag.generation);
-        if (p && B::carries(pkt, p->pkt)) return merge_parked(pkt, table, *p, tag, at);
+        Parked* p = table.find(tag.index, tag.generation);
+        if (p && B::carries(pkt, p->pkt)) [[likely]]
+          return merge_parked(pkt, table, *p, tag, at);
       }
     }
-    const PacketLayout L = parse_packet(d, head);
-    if (!taggable(L)) {
-      ++ctr_.untagged_returned;
-      return pkt;
-    }
-    const uint32_t at = L.payload_off;
-    const uint32_t avail = head > at ? head - at : 0;
-    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
-    if (cfg_.format == TagFormat::kNfpark && tag.slice != slice) return drop(pkt, ctr_.wrong_slice);
-    if (!tag.parked) {
-      if (tag.drop) return drop(pkt, ctr_.explicit_drops_whole);
-      B::close_gap(pkt, at, codec_.size());
-      ++ctr_.returned_unsplit;
-      return pkt;
-    }
-    SlotTable<Parked>& table = *tables_[slice];
-    const Parked* p = table.find(tag.index, tag.generation);
-    if (!p) return drop(pkt, ctr_.premature_evictions);
-    return merge_parked(pkt, table, *p, tag, at);
+    return merge_slow(pkt, slice);
   }
 
   // Frees every payload still parked (headers that never came back). Call at shutdown.
@@ -183,30 +155,78 @@ class PayloadPark {
   }
 
  private:
+  NFPARK_COLD Handle split_untaggable(Handle pkt) {
+    ++ctr_.not_split_untaggable;
+    return pkt;
+  }
+  NFPARK_COLD void evict(Handle parked) {
+    ++ctr_.evictions;
+    B::free(parked);
+  }
+  // A taggable packet that goes whole (counted in `why`): tag "not parked" after its headers.
+  NFPARK_COLD Handle send_whole(Handle pkt, uint32_t hdr, uint8_t slice, uint64_t& why) {
+    ++why;
+    ParkTag tag;
+    tag.slice = slice;
+    tag.orig_len = uint16_t(B::pkt_len(pkt));
+    uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
+    if (!gap) return drop(pkt, ctr_.no_headroom);
+    codec_.encode(tag, gap);
+    return pkt;
+  }
+
+  // merge() for everything the fast path does not take: parse, find and check the tag.
+  NFPARK_COLD Handle merge_slow(Handle pkt, uint8_t slice) {
+    uint8_t* d = B::data(pkt);
+    const uint32_t head = B::head_len(pkt);
+    const PacketLayout L = parse_packet(d, head);
+    if (!taggable(L)) {
+      ++ctr_.untagged_returned;
+      return pkt;
+    }
+    const uint32_t at = L.payload_off;
+    const uint32_t avail = head > at ? head - at : 0;
+    ParkTag tag;
+    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
+    if (cfg_.format == TagFormat::kNfpark && tag.slice != slice) return drop(pkt, ctr_.wrong_slice);
+    if (!tag.parked) {
+      if (tag.drop) return drop(pkt, ctr_.explicit_drops_whole);
+      B::close_gap(pkt, at, codec_.size());
+      ++ctr_.returned_unsplit;
+      return pkt;
+    }
+    SlotTable<Parked>& table = *tables_[slice];
+    Parked* p = table.find(tag.index, tag.generation);
+    if (!p) return drop(pkt, ctr_.premature_evictions);
+    return merge_parked(pkt, table, *p, tag, at);
+  }
+
   // A header packet with a valid tag for the payload `p` parked in `table`; its headers are
   // pkt[0, at).
-  Handle merge_parked(Handle pkt, SlotTable<Parked>& table, const Parked p, const ParkTag& tag,
-                      uint32_t at) {
-    if (tag.drop) {
+  // The slot `p` of `table` stays occupied until its payload leaves (or is dropped) here.
+  NFPARK_HOT_INLINE Handle merge_parked(Handle pkt, SlotTable<Parked>& table, Parked& p,
+                                        const ParkTag& tag, uint32_t at) {
+    if (tag.drop) [[unlikely]]
+      return explicit_drop(pkt, table, p.pkt, tag.index);
+    const Rejoin r = B::rejoin(p.pkt, p.hdr_len, p.lent, pkt, at);
+    if (r == Rejoin::kOk) [[likely]] {
       table.release(tag.index);
-      B::free(p.pkt);
-      return drop(pkt, ctr_.explicit_drops);
+      ++ctr_.merges;
+      return p.pkt;
     }
-    switch (B::rejoin(p.pkt, p.hdr_len, pkt, at)) {
-      case Rejoin::kOk:
-        table.release(tag.index);
-        ++ctr_.merges;
-        return p.pkt;
-      case Rejoin::kLent:  // a duplicate while the header packet it copies is still out:
-        return drop(pkt, ctr_.duplicate_headers);  // the payload waits for that one
-      case Rejoin::kNoRoom:
-        break;
-    }
+    if (r == Rejoin::kLent)  // a duplicate while the header packet it copies is still out:
+      return drop(pkt, ctr_.duplicate_headers);  // the payload waits for that one
     table.release(tag.index);
     return drop(p.pkt, ctr_.no_headroom);
   }
+  NFPARK_COLD Handle explicit_drop(Handle pkt, SlotTable<Parked>& table, Handle parked,
+                                   uint32_t index) {
+    table.release(index);
+    B::free(parked);
+    return drop(pkt, ctr_.explicit_drops);
+  }
 
-  Handle drop(Handle pkt, uint64_t& counter) {
+  NFPARK_COLD Handle drop(Handle pkt, uint64_t& counter) {
     ++counter;
     B::free(pkt);
     return B::null();

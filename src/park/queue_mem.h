@@ -112,7 +112,7 @@ class QueueMem {
     } else {
       // Never lent: a batch leaves once every header is back, copies included, and a payload
       // lent to a header still out could not leave then.
-      Handle h = B::make_header(pkt, hdr, codec_.size(), hdr, 0, Lend::kNever);
+      Handle h = B::make_header(pkt, hdr, codec_.size(), hdr, 0, nullptr);
       if (h != B::null()) return enqueue(pkt, h, d, L, port, len, to_nf, to_out);
       ++ctr_.not_split_no_buffer;
     }
@@ -271,7 +271,8 @@ class QueueMem {
       } else if (s.hdr == B::null()) {
         drop(p.pkt, why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
       } else {
-        const Rejoin r = B::rejoin(p.pkt, p.hdr_len, s.hdr, s.hdr_len);
+        typename B::Lent never_lent{};
+        const Rejoin r = B::rejoin(p.pkt, p.hdr_len, never_lent, s.hdr, s.hdr_len);
         if (r != Rejoin::kLent) s.hdr = B::null();  // consumed
         if (r == Rejoin::kOk) {
           ++ctr_.released;

@@ -70,6 +70,7 @@ class Slicer {
     uint16_t hdr_len;   // bytes before the token in the header packet, at slice time
     uint16_t tail_len;  // unsliced payload bytes that travel after the token
     uint8_t dscp;       // original DSCP, restored at splice
+    typename B::Lent lent{};  // how the engine lent pkt to the header packet, if it did
   };
 
   explicit Slicer(const SlicerConfig& c) : cfg_(c), layout_(slicer_index_bits(c.entries)) {
@@ -154,8 +155,8 @@ class Slicer {
           h, why == SliceRing<Entry>::Lookup::kEmpty ? ctr_.drop_expired : ctr_.drop_generation);
     }
     if (B::pkt_len(h) < at + kTokenBytes + e->tail_len) return drop(h, ctr_.drop_bad_length);
-    const Entry taken = *e;
-    const Rejoin r = B::rejoin(taken.pkt, taken.hdr_len, h, at);
+    Entry taken = *e;
+    const Rejoin r = B::rejoin(taken.pkt, taken.hdr_len, taken.lent, h, at);
     if (r == Rejoin::kLent) return drop(h, ctr_.drop_duplicate);  // see PayloadPark::merge
     ring.erase(idx);
     if (r == Rejoin::kNoRoom) return drop(taken.pkt, ctr_.merge_no_headroom);
@@ -203,7 +204,7 @@ class Slicer {
       ++ctr_.unsliced_busy;
       return false;
     }
-    Handle h = B::make_header(pkt, hdr, kTokenBytes, hdr + cut, tail, Lend::kAllowed);
+    Handle h = B::make_header(pkt, hdr, kTokenBytes, hdr + cut, tail, &ring.at(p.index).lent);
     if (h == B::null()) {
       ring.abort(p.index);
       ++ctr_.unsliced_no_buffer;

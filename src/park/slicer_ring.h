@@ -77,6 +77,9 @@ class SliceRing {
     --live_;
   }
 
+  // The entry a probe just claimed, for the caller to complete.
+  P& at(uint32_t index) { return payloads_[index & mask_]; }
+
   // The payload stored under (index, generation), or nullptr with the reason.
   const P* find(uint32_t index, uint64_t generation, Lookup& why) const {
     const Meta& m = meta_[index & mask_];

@@ -35,31 +35,30 @@ class SlotTable {
   };
 
   SlotTable(uint32_t slots, uint8_t max_exp, uint64_t generation_limit)
-      : meta_(slots), handles_(slots), max_exp_(max_exp ? max_exp : 1), gen_limit_(generation_limit) {}
+      : slots_(slots), max_exp_(max_exp ? max_exp : 1), gen_limit_(generation_limit) {}
 
-  uint32_t size() const { return uint32_t(meta_.size()); }
+  uint32_t size() const { return uint32_t(slots_.size()); }
   uint32_t occupied() const { return occupied_; }
 
   // One probe at the next index (Algorithm 1, stages 1–2).
   Claim claim(const Handle& h) {
     Claim c;
-    idx_ = idx_ + 1 == meta_.size() ? 0 : idx_ + 1;
+    idx_ = idx_ + 1 == slots_.size() ? 0 : idx_ + 1;
     clk_ = clk_ + 1 == gen_limit_ ? 0 : clk_ + 1;
-    // The index walks the table: fetch the lines a few claims ahead (a large table is not in
+    // The index walks the table: fetch the line a few claims ahead (a large table is not in
     // cache, and its next line is needed within a few packets).
     const uint32_t ahead =
-        idx_ + 16 < meta_.size() ? idx_ + 16 : idx_ + 16 - uint32_t(meta_.size());
-    __builtin_prefetch(&meta_[ahead], 1);
-    __builtin_prefetch(&handles_[ahead], 1);
-    Meta& m = meta_[idx_];
+        idx_ + 16 < slots_.size() ? idx_ + 16 : idx_ + 16 - uint32_t(slots_.size());
+    __builtin_prefetch(&slots_[ahead], 1);
+    Slot& m = slots_[idx_];
     if (m.exp >= 1) {
       if (--m.exp > 0) return c;  // occupied and not expired: split disabled for this packet
-      c.evicted = handles_[idx_];  // EXP hit 0: evict the old payload
+      c.evicted = m.handle;       // EXP hit 0: evict the old payload
       --occupied_;
     }
     m.exp = max_exp_;
     m.gen = uint32_t(clk_);
-    handles_[idx_] = h;
+    m.handle = h;
     ++occupied_;
     c.ok = true;
     c.index = idx_;
@@ -67,18 +66,21 @@ class SlotTable {
     return c;
   }
 
+  // The slot a claim just took, for the caller to complete.
+  Handle& at(uint32_t index) { return slots_[index].handle; }
+
   // Merge / explicit drop (Algorithm 2): the slot's payload when the slot is occupied and the
   // generation matches; nullptr otherwise (premature eviction, forged index). The slot stays
   // occupied until release().
-  const Handle* find(uint32_t index, uint32_t generation) const {
-    if (index >= meta_.size()) return nullptr;
-    const Meta& m = meta_[index];
+  Handle* find(uint32_t index, uint32_t generation) {
+    if (index >= slots_.size()) return nullptr;
+    Slot& m = slots_[index];
     if (m.exp == 0 || m.gen != generation) return nullptr;
-    return &handles_[index];
+    return &m.handle;
   }
   // Frees a slot find() returned.
   void release(uint32_t index) {
-    meta_[index].exp = 0;
+    slots_[index].exp = 0;
     --occupied_;
   }
   // find() + release().
@@ -92,22 +94,24 @@ class SlotTable {
   // Hands every parked payload to `f` and empties the table (shutdown).
   template <typename F>
   void drain(F&& f) {
-    for (uint32_t i = 0; i < meta_.size(); ++i) {
-      if (meta_[i].exp) {
-        meta_[i].exp = 0;
-        f(handles_[i]);
+    for (Slot& m : slots_) {
+      if (m.exp) {
+        m.exp = 0;
+        f(m.handle);
       }
     }
     occupied_ = 0;
   }
 
  private:
-  struct Meta {
+  // One record per slot, so a probe or a merge touches one cache line: aligned to 32 bytes when
+  // it fits in 32 (nfpark's mbuf slots: 8 + 16 bytes), so that no slot straddles two lines.
+  struct alignas(sizeof(Handle) + 8 <= 32 ? 32 : alignof(Handle)) Slot {
     uint32_t gen = 0;
-    uint8_t exp = 0;
+    uint8_t exp = 0;  // 0 = free
+    Handle handle{};
   };
-  std::vector<Meta> meta_;
-  std::vector<Handle> handles_;
+  std::vector<Slot> slots_;
   uint8_t max_exp_;
   uint64_t gen_limit_;
   uint32_t idx_ = uint32_t(-1);  // first claim lands on slot 0

@@ -52,7 +52,10 @@ TEST_F(MbufOpsTest, HeaderPacketBorrowsTheOriginalAsItsTail) {
   rte_mbuf* m = make(pkt);
   uint8_t* const frame = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t hdr = parse_packet(pkt.data(), uint32_t(pkt.size())).payload_off;
-  rte_mbuf* h = MbufOps::make_header(m, hdr, 24, hdr + 160, uint32_t(pkt.size()) - hdr - 160);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h =
+      MbufOps::make_header(m, hdr, 24, hdr + 160, uint32_t(pkt.size()) - hdr - 160, &lent);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->pkt_len, pkt.size() - 160 + 24);
   ASSERT_EQ(h->nb_segs, 2);
@@ -64,7 +67,7 @@ TEST_F(MbufOpsTest, HeaderPacketBorrowsTheOriginalAsItsTail) {
   EXPECT_EQ(rte_mempool_avail_count(MbufOps::pools.indirect), 1024u);
   EXPECT_EQ(MbufMeta::seq(h), 7u);
   // Back from the NF: reclaim unchains the original and gives it its own view again.
-  ASSERT_TRUE(MbufOps::reclaim(m, h));
+  ASSERT_TRUE(MbufOps::reclaim(m, lent, h));
   EXPECT_EQ(h->nb_segs, 1);
   EXPECT_EQ(h->next, nullptr);
   EXPECT_EQ(h->pkt_len, hdr + 24);
@@ -78,20 +81,22 @@ TEST_F(MbufOpsTest, HeaderPacketBorrowsTheOriginalAsItsTail) {
 TEST_F(MbufOpsTest, LentOriginalSurvivesItsHeaderPacketAndRejectsDuplicates) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2).payload_size(900).build();
   rte_mbuf* m = make(pkt);
-  rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 160, 900 - 160);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 160, 900 - 160, &lent);
   ASSERT_EQ(h->next, m);
   // A deep copy of the header packet (what an NF that duplicates sends) holds no reference:
   // while the real header packet is in flight the original cannot be taken back for it.
   rte_mbuf* dup = rte_pktmbuf_copy(h, MbufOps::pools.packets, 0, UINT32_MAX);
   ASSERT_NE(dup, nullptr);
-  EXPECT_FALSE(MbufOps::reclaim(m, dup));
+  EXPECT_FALSE(MbufOps::reclaim(m, lent, dup));
   rte_pktmbuf_free(dup);
   // The header packet left the process (memif copies then frees): the original is the slot's
   // alone again and comes back whole for a returned copy of its header packet.
   rte_mbuf* copy = rte_pktmbuf_copy(h, MbufOps::pools.packets, 0, UINT32_MAX);
   rte_pktmbuf_free(h);
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
-  ASSERT_TRUE(MbufOps::reclaim(m, copy));
+  ASSERT_TRUE(MbufOps::reclaim(m, lent, copy));
   EXPECT_EQ(bytes(m), pkt);
   rte_pktmbuf_free(copy);
   rte_pktmbuf_free(m);
@@ -100,7 +105,9 @@ TEST_F(MbufOpsTest, LentOriginalSurvivesItsHeaderPacketAndRejectsDuplicates) {
 TEST_F(MbufOpsTest, EvictedWhileLentFreesWithTheHeaderPacket) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(600).build();
   rte_mbuf* m = make(pkt);
-  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 600 - 160);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 600 - 160, &lent);
   rte_pktmbuf_free(m);  // the slot evicts it: the header packet keeps it alive
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
   EXPECT_FALSE(rte_mempool_full(MbufOps::pools.packets));
@@ -113,7 +120,9 @@ TEST_F(MbufOpsTest, ChainedOriginalIsReferencedThroughIndirectMbufs) {
   rte_mbuf* m = make(std::vector<uint8_t>(pkt.begin(), pkt.begin() + 600));
   rte_mbuf* m2 = make(std::vector<uint8_t>(pkt.begin() + 600, pkt.end()));
   ASSERT_EQ(rte_pktmbuf_chain(m, m2), 0);
-  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, uint32_t(pkt.size()) - 42 - 160);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, uint32_t(pkt.size()) - 42 - 160, &lent);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->nb_segs, 3);  // header + one indirect per original segment
   EXPECT_NE(h->next, m);
@@ -123,7 +132,7 @@ TEST_F(MbufOpsTest, ChainedOriginalIsReferencedThroughIndirectMbufs) {
   std::memcpy(rte_pktmbuf_mtod_offset(h, uint8_t*, 42), want.data() + 42, 24);
   want.insert(want.end(), pkt.begin() + 42 + 160, pkt.end());
   EXPECT_EQ(bytes(h), want);
-  EXPECT_TRUE(MbufOps::reclaim(m, h));  // nothing was lent
+  EXPECT_TRUE(MbufOps::reclaim(m, lent, h));  // nothing was lent
   EXPECT_EQ(bytes(m), pkt);
   rte_pktmbuf_free(h);
   rte_pktmbuf_free(m);
@@ -140,7 +149,9 @@ TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
                  .build();
   rte_mbuf* m = make(pkt);
   uint8_t* const payload = rte_pktmbuf_mtod(m, uint8_t*) + 42;
-  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 1000, 0);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 1000, 0, &lent);
   ASSERT_EQ(h, m);
   EXPECT_EQ(h->pkt_len, 42u + 24);
   EXPECT_EQ(h->nb_segs, 1);
@@ -154,7 +165,7 @@ TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
   std::memmove(d, d + 4, 12);
   const uint8_t vlan[4] = {0x81, 0x00, 0x00, 0x07};
   std::memcpy(d + 12, vlan, 4);
-  ASSERT_EQ(MbufOps::rejoin(m, 42, h, 46), park::Rejoin::kOk);
+  ASSERT_EQ(MbufOps::rejoin(m, 42, lent, h, 46), park::Rejoin::kOk);
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
   std::vector<uint8_t> want(pkt.begin(), pkt.begin() + 12);
   want.insert(want.end(), vlan, vlan + 4);
@@ -169,15 +180,17 @@ TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
 TEST_F(MbufOpsTest, InPlaceHeaderPacketComingBackAsACopy) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2).payload_size(700).build();
   rte_mbuf* m = make(pkt);
-  rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 700, 0);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 700, 0, &lent);
   ASSERT_EQ(h, m);
   rte_mbuf* copy = rte_pktmbuf_copy(h, MbufOps::pools.packets, 0, UINT32_MAX);
   ASSERT_NE(copy, nullptr);
-  EXPECT_EQ(MbufOps::rejoin(m, 54, copy, 54), park::Rejoin::kLent) << "original still out";
+  EXPECT_EQ(MbufOps::rejoin(m, 54, lent, copy, 54), park::Rejoin::kLent) << "original still out";
   rte_pktmbuf_free(h);  // the port is done with it
   uint8_t* c = rte_pktmbuf_mtod(copy, uint8_t*);
   c[0] ^= 0xFF;  // the NF rewrote a header byte
-  ASSERT_EQ(MbufOps::rejoin(m, 54, copy, 54), park::Rejoin::kOk);
+  ASSERT_EQ(MbufOps::rejoin(m, 54, lent, copy, 54), park::Rejoin::kOk);
   std::vector<uint8_t> want = pkt;
   want[0] ^= 0xFF;
   EXPECT_EQ(bytes(m), want);
@@ -287,7 +300,9 @@ TEST_F(MbufOpsTest, PayloadParkRoundTripOnMbufs) {
 TEST_F(MbufOpsTest, TrimDropsTailSegments) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(800).build();
   rte_mbuf* m = make(pkt);
-  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 800 - 160);
+  MbufOps::Lent lent;
+
+  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 800 - 160, &lent);
   MbufOps::trim(h, 42 + 24);
   EXPECT_EQ(h->nb_segs, 1);
   EXPECT_EQ(h->pkt_len, 66u);

@@ -186,7 +186,7 @@ TEST_F(SlicerFaultTest, HostOriginatedDscp63WithoutTokenIsDroppedNotSpliced) {
 
 struct ScarceBuffer : VecBuffer {
   static inline bool no_header = false, no_gap = false;
-  static Handle make_header(Handle o, uint32_t h, uint32_t g, uint32_t to, uint32_t tl, Lend l) {
+  static Handle make_header(Handle o, uint32_t h, uint32_t g, uint32_t to, uint32_t tl, Lent* l) {
     return no_header ? nullptr : VecBuffer::make_header(o, h, g, to, tl, l);
   }
   static uint8_t* open_gap(Handle h, uint32_t at, uint32_t n) {

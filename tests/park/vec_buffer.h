@@ -25,8 +25,9 @@ struct VecBuffer {
   static uint8_t* data(Handle h) { return h->bytes.data(); }
   static uint32_t head_len(Handle h) { return uint32_t(h->bytes.size()); }
   static uint32_t pkt_len(Handle h) { return uint32_t(h->bytes.size()); }
+  struct Lent {};  // never lends: make_header copies
   static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
-                            uint32_t tail_len, Lend = Lend::kAllowed) {
+                            uint32_t tail_len, Lent* = nullptr) {
     std::vector<uint8_t> b(o->bytes.begin(), o->bytes.begin() + hdr);
     b.resize(hdr + gap);
     b.insert(b.end(), o->bytes.begin() + tail_off, o->bytes.begin() + tail_off + tail_len);
@@ -39,7 +40,7 @@ struct VecBuffer {
   static void close_gap(Handle h, uint32_t at, uint32_t n) {
     h->bytes.erase(h->bytes.begin() + at, h->bytes.begin() + at + n);
   }
-  static Rejoin rejoin(Handle d, uint32_t old_len, Handle r, uint32_t at) {  // never lent
+  static Rejoin rejoin(Handle d, uint32_t old_len, Lent&, Handle r, uint32_t at) {
     d->bytes.erase(d->bytes.begin(), d->bytes.begin() + old_len);
     d->bytes.insert(d->bytes.begin(), r->bytes.begin(), r->bytes.begin() + at);
     free(r);

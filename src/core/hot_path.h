@@ -1,0 +1,17 @@
+// Attributes for per-packet code: keep the common case of a hot path in one piece (no calls,
+// few registers spilled) and move its rare branches out of line.
+//
+//   NFPARK_HOT_INLINE  always inlined into its caller (a per-packet step of a burst loop)
+//   NFPARK_COLD        never inlined, laid out away from hot code (eviction, errors, slow paths)
+//
+// Measured on the parking switch's split + merge (bench/dp/switch_bench): letting the compiler
+// decide left the common case spread over five calls; see docs/performance.md §1.
+#pragma once
+
+#if defined(__GNUC__)
+#define NFPARK_HOT_INLINE [[gnu::always_inline]] inline
+#define NFPARK_COLD [[gnu::noinline, gnu::cold]]
+#else
+#define NFPARK_HOT_INLINE inline
+#define NFPARK_COLD
+#endif
