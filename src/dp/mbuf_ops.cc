@@ -51,12 +51,13 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
   const bool lend = lent && can_lend(orig);
   rte_mbuf* h = rte_pktmbuf_alloc(pools.headers);
   if (!h) return nullptr;
-  char* p = rte_pktmbuf_append(h, uint16_t(hdr + gap));
-  if (!p) {
+  if (hdr + gap > rte_pktmbuf_tailroom(h)) {
     rte_pktmbuf_free(h);
     return nullptr;
   }
-  std::memcpy(p, data(orig), hdr);  // headers only: the one copy a split makes
+  h->data_len = uint16_t(hdr + gap);
+  h->pkt_len = hdr + gap;
+  move_bytes(data(h), data(orig), hdr);  // headers only: the one copy a split makes
   MbufMeta::copy(h, orig);
   h->port = orig->port;
   if (lend && tail_len && tail_off < orig->data_len && tail_off + tail_len == orig->data_len) {

@@ -93,7 +93,25 @@ struct MbufOps {
   }
   NFPARK_HOT_INLINE static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Lent& l,
                                                Handle returned, uint32_t at) {
-    if (returned != parked) return rejoin_copy(parked, hdr_len, l, returned, at);
+    if (returned != parked) {
+      if (l.kind == Lent::kTail && returned->next == parked && returned->nb_segs == 2 &&
+          parked->nb_segs == 1 && rte_mbuf_refcnt_read(parked) == 2 && l.data_off + hdr_len >= at) {
+        // Lent as the tail of `returned` and back in this process: copy the NF's headers in
+        // front of the parked bytes, give the original its whole view back, free the header mbuf.
+        uint8_t* const payload = static_cast<uint8_t*>(parked->buf_addr) + l.data_off + hdr_len;
+        std::memcpy(payload - at, data(returned), at);
+        parked->data_off = uint16_t(l.data_off + hdr_len - at);
+        parked->data_len = uint16_t(at + l.data_len - hdr_len);
+        parked->pkt_len = parked->data_len;
+        rte_mbuf_refcnt_set(parked, 1);  // both references were ours: no atomic needed
+        l.kind = Lent::kNone;
+        returned->next = nullptr;
+        returned->nb_segs = 1;
+        rte_pktmbuf_free_seg(returned);
+        return park::Rejoin::kOk;
+      }
+      return rejoin_copy(parked, hdr_len, l, returned, at);
+    }
     // Lent in place and back in this process: move the NF's headers up to the payload.
     if (l.kind != Lent::kInPlace || rte_mbuf_refcnt_read(parked) != 2 || parked->nb_segs != 1)
       return park::Rejoin::kLent;  // not as make_header left it: keep it out of the merge

@@ -45,12 +45,13 @@ class Baseline final : public SwitchMode {
 
 class PayloadParkMode final : public SwitchMode {
  public:
-  explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c) {}
+  explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c), tail_(c.park_bytes != 0) {}
   void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {  // headers, and the headroom the tag's gap moves them into
       uint8_t* d = rte_pktmbuf_mtod(p[i], uint8_t*);
       rte_prefetch0(d);
       rte_prefetch0(d - 32);
+      if (tail_) rte_prefetch0(&p[i]->next);  // a header mbuf copies the dynamic fields (line 1)
     }
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_mbuf* h = pp_.split(p[i], 0)) nf.push_back(h);
@@ -69,6 +70,7 @@ class PayloadParkMode final : public SwitchMode {
 
  private:
   park::PayloadPark<MbufOps> pp_;
+  bool tail_;  // part of the payload may travel: split allocates a header mbuf
 };
 
 // Moves what a park mode emitted into the engine's vector.
