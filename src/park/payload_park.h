@@ -74,14 +74,13 @@ class PayloadPark {
   explicit PayloadPark(const ParkConfig& c) : cfg_(c), codec_(c.format, c.key) {
     uint32_t slots = uint32_t(std::min<uint64_t>(c.slots, codec_.index_limit()));
     for (uint8_t s = 0; s < std::max<uint8_t>(c.slices, 1); ++s)
-      tables_.push_back(std::make_unique<SlotTable<Parked>>(slots, c.max_exp,
-                                                            codec_.generation_limit()));
+      tables_.emplace_back(slots, c.max_exp, codec_.generation_limit());
   }
   const TagCodec& codec() const { return codec_; }
   const ParkCounters& counters() const { return ctr_; }
   uint32_t parked() const {
     uint32_t n = 0;
-    for (auto& t : tables_) n += t->occupied();
+    for (auto& t : tables_) n += t.occupied();
     return n;
   }
 
@@ -99,7 +98,7 @@ class PayloadPark {
       return send_whole(pkt, hdr, slice, ctr_.not_split_small);
     if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L))
       return send_whole(pkt, hdr, slice, ctr_.not_split_filtered);
-    SlotTable<Parked>& table = *tables_[slice];
+    SlotTable<Parked>& table = tables_[slice];
     const auto c = table.claim(Parked{pkt, uint16_t(hdr)});
     if (c.evicted) [[unlikely]]
       evict(c.evicted->pkt);
@@ -136,7 +135,7 @@ class PayloadPark {
       const uint32_t at = head - codec_.size();
       ParkTag tag;
       if (codec_.peek(B::data(pkt) + at, tag) && tag.parked && tag.slice == slice) {
-        SlotTable<Parked>& table = *tables_[slice];
+        SlotTable<Parked>& table = tables_[slice];
         Parked* p = table.find(tag.index, tag.generation);
         if (p && B::carries(pkt, p->pkt)) [[likely]]
           return merge_parked(pkt, table, *p, tag, at);
@@ -148,7 +147,7 @@ class PayloadPark {
   // Frees every payload still parked (headers that never came back). Call at shutdown.
   void drain() {
     for (auto& t : tables_)
-      t->drain([&](const Parked& p) {
+      t.drain([&](const Parked& p) {
         ++ctr_.stranded_at_exit;
         B::free(p.pkt);
       });
@@ -195,7 +194,7 @@ class PayloadPark {
       ++ctr_.returned_unsplit;
       return pkt;
     }
-    SlotTable<Parked>& table = *tables_[slice];
+    SlotTable<Parked>& table = tables_[slice];
     Parked* p = table.find(tag.index, tag.generation);
     if (!p) return drop(pkt, ctr_.premature_evictions);
     return merge_parked(pkt, table, *p, tag, at);
@@ -234,7 +233,7 @@ class PayloadPark {
 
   ParkConfig cfg_;
   TagCodec codec_;
-  std::vector<std::unique_ptr<SlotTable<Parked>>> tables_;
+  std::vector<SlotTable<Parked>> tables_;  // one per slice
   ParkCounters ctr_;
 };
 
