@@ -22,6 +22,7 @@ mkdir -p "$out"
 # name | arguments for the full run | arguments for --quick
 benches=(
   "switch_bench||--quick"
+  "split_merge_bench||--quick"
   "nicmode_bench||--quick"
   "reframe_chain_bench||--quick"
   "nf_bench||--quick"

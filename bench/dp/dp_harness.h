@@ -134,6 +134,32 @@ inline bool init_or_report(DpEnv& env, const char* bench) {
   return false;
 }
 
+// main()'s last step in every DPDK bench: the RATIO lines, ports stopped, EAL released; the
+// process's exit status.
+inline int finish(DpEnv& env, const std::vector<std::string>& summary, bool ok) {
+  std::printf("\n");
+  for (const auto& l : summary) std::printf("%s\n", l.c_str());
+  env.stop();
+  dp::eal_cleanup();
+  return ok ? 0 : 1;
+}
+
+// The parking benches' two traffic patterns: 1500 B frames, and the generator's `dc` size mix.
+struct Traffic {
+  const char* label;
+  trace::SizeSpec size;
+};
+inline Traffic traffic_1500() {
+  Traffic t{"1500B", {}};
+  t.size.fixed = 1500;
+  return t;
+}
+inline Traffic traffic_dc() {
+  Traffic t{"dc", {}};
+  t.size.kind = trace::SizeKind::kDc;
+  return t;
+}
+
 struct LoopSpec {
   dp::RunConfig cfg;  // mode, chain, park/queuemem/slicer parameters
   uint32_t inflight = 1024;

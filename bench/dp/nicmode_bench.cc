@@ -124,9 +124,5 @@ int main(int argc, char** argv) {
               quick ? " --quick" : "");
   std::vector<std::string> summary;
   bool ok = bench_size(env, 1518, quick, summary) && bench_size(env, 64, quick, summary);
-  std::printf("\n");
-  for (const auto& l : summary) std::printf("%s\n", l.c_str());
-  env.stop();
-  dp::eal_cleanup();
-  return ok ? 0 : 1;
+  return finish(env, summary, ok);
 }

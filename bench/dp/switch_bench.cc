@@ -41,13 +41,13 @@ const Variant kVariants[] = {
 
 // One traffic pattern on one NF link: every variant, interleaved; prints its table and adds the
 // RATIO lines to `summary`. NFPARK_BENCH_ONLY (dp_harness.h) limits the variants.
-bool bench_traffic(DpEnv& env, bool memif, const char* size_label, const trace::SizeSpec& size,
-                   bool quick, std::vector<std::string>& summary) {
-  const std::string label = std::string(memif ? "memif " : "ring ") + size_label;
+bool bench_traffic(DpEnv& env, bool memif, const Traffic& traffic, bool quick,
+                   std::vector<std::string>& summary) {
+  const std::string label = std::string(memif ? "memif " : "ring ") + traffic.label;
   trace::GenConfig g;
   g.packets = 1024;
   g.flows = 256;
-  g.size = size;
+  g.size = traffic.size;
   g.proto = trace::GenProto::kMix;
   g.seed = 3;
   const Frames frames = Frames::generate(g);
@@ -107,24 +107,18 @@ int main(int argc, char** argv) {
       "switch_bench%s: one lcore, EAL --no-huge, 1024 mbufs in flight; NF link ring, then memif\n",
       quick ? " --quick" : "");
   std::vector<std::string> summary;
-  trace::SizeSpec s1500, dc;
-  s1500.fixed = 1500;
-  dc.kind = trace::SizeKind::kDc;
-  bool ok = bench_traffic(env, false, "1500B", s1500, quick, summary) &&
-            bench_traffic(env, false, "dc", dc, quick, summary);
+  const Traffic s1500 = traffic_1500(), dc = traffic_dc();
+  bool ok = bench_traffic(env, false, s1500, quick, summary) &&
+            bench_traffic(env, false, dc, quick, summary);
   std::string err;
   const char* link = std::getenv("NFPARK_BENCH_LINK");  // "ring": skip memif (for profiling)
   if (ok && link && std::strcmp(link, "ring") == 0) {
     std::printf("\nmemif NF link skipped: NFPARK_BENCH_LINK=ring\n");
   } else if (ok && env.init_memif(err)) {
-    ok = bench_traffic(env, true, "1500B", s1500, quick, summary) &&
-         bench_traffic(env, true, "dc", dc, quick, summary);
+    ok = bench_traffic(env, true, s1500, quick, summary) &&
+         bench_traffic(env, true, dc, quick, summary);
   } else if (ok) {
     std::printf("\nmemif NF link skipped: %s\n", err.c_str());
   }
-  std::printf("\n");
-  for (const auto& l : summary) std::printf("%s\n", l.c_str());
-  env.stop();
-  dp::eal_cleanup();
-  return ok ? 0 : 1;
+  return finish(env, summary, ok);
 }
