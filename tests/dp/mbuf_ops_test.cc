@@ -138,6 +138,42 @@ TEST_F(MbufOpsTest, ChainedOriginalIsReferencedThroughIndirectMbufs) {
   rte_pktmbuf_free(m);
 }
 
+// Lent tail back in this process: the NF's headers (here 4 bytes longer, a pushed VLAN tag) go
+// in front of the parked bytes, the original gets its whole view back and the header mbuf is
+// freed; a deep copy arriving while the header packet is out is refused and changes nothing.
+TEST_F(MbufOpsTest, LentTailRejoinsInPlaceWithTheNfsHeaders) {
+  auto pkt =
+      PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(900).packet_id(3).build();
+  rte_mbuf* m = make(pkt);
+  uint8_t* const parked = rte_pktmbuf_mtod(m, uint8_t*) + 42;
+  MbufOps::Lent lent;
+  rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 900 - 160, &lent);
+  ASSERT_EQ(h->next, m);
+  ASSERT_EQ(lent.kind, MbufOps::Lent::kTail);
+  rte_mbuf* dup = rte_pktmbuf_copy(h, MbufOps::pools.packets, 0, UINT32_MAX);
+  ASSERT_NE(dup, nullptr);
+  EXPECT_EQ(MbufOps::rejoin(m, 42, lent, dup, 42), park::Rejoin::kLent) << "original still out";
+  EXPECT_EQ(lent.kind, MbufOps::Lent::kTail);
+  rte_pktmbuf_free(dup);
+  // The NF pushes a VLAN tag on the header packet.
+  ASSERT_NE(rte_pktmbuf_prepend(h, 4), nullptr);
+  uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
+  std::memmove(d, d + 4, 12);
+  const uint8_t vlan[4] = {0x81, 0x00, 0x00, 0x07};
+  std::memcpy(d + 12, vlan, 4);
+  ASSERT_EQ(MbufOps::rejoin(m, 42, lent, h, 46), park::Rejoin::kOk);
+  EXPECT_EQ(lent.kind, MbufOps::Lent::kNone);
+  EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
+  EXPECT_EQ(m->nb_segs, 1);
+  EXPECT_EQ(rte_pktmbuf_mtod(m, uint8_t*) + 46, parked) << "parked bytes must not move";
+  std::vector<uint8_t> want(pkt.begin(), pkt.begin() + 12);
+  want.insert(want.end(), vlan, vlan + 4);
+  want.insert(want.end(), pkt.begin() + 12, pkt.end());
+  EXPECT_EQ(bytes(m), want);
+  EXPECT_EQ(rte_mempool_avail_count(MbufOps::pools.headers), 1024u) << "header mbuf freed";
+  rte_pktmbuf_free(m);
+}
+
 // Nothing of the payload travels: the original itself is the header packet, cut down to
 // headers + tag, its payload untouched past the end.
 TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
