@@ -1,0 +1,36 @@
+// NfThread: the NF server on its own lcore (`nfpark run --nf-lcore`), and the handshake that
+// lets the main lcore end a run safely.
+//
+// The main lcore may end the run only when the server holds nothing: `epoch` counts polls and
+// `busy` is set during one, so a reader that sees the same epoch and !busy before and after
+// finding the server's RX ring empty knows that no packet was in the server's hands in between.
+// At the end the main lcore asks the server to release what it holds (fault delays, Reframer)
+// with request_flush(), then sets `stop` and waits for the lcore.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "dp/nf_server.h"
+#include "dp/port.h"
+
+namespace nfpark::dp {
+
+struct NfThread {
+  NfServer* server;
+  Port* port;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> busy{false};
+  std::atomic<uint64_t> epoch{0};
+  std::atomic<uint64_t> activity{0};   // polls that moved packets (the main lcore's "work")
+  std::atomic<bool> flush_req{false};  // main asks the server to release what it holds
+
+  // Nothing is in the server's hands or waiting on its RX ring.
+  bool idle() const;
+  // Asks the server lcore to release what it holds and waits until it has.
+  void request_flush();
+};
+
+// The lcore function (rte_eal_remote_launch): polls until `stop`, then flushes.
+int nf_thread_main(void* nf_thread);
+
+}  // namespace nfpark::dp

@@ -1,0 +1,155 @@
+#include "dp/switch_loop.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "dp/mbuf_ops.h"
+
+namespace nfpark::dp {
+
+SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
+                       TrafficPorts& traffic, Port& sw_nf, Port& nf_side, Feeder& feeder,
+                       Writer& out, NfThread& nft, const std::atomic<bool>& stop)
+    : cfg_(cfg),
+      mode_(mode),
+      server_(server),
+      traffic_(traffic),
+      sw_nf_(sw_nf),
+      nf_side_(nf_side),
+      feeder_(feeder),
+      out_(out),
+      nft_(nft),
+      stop_(stop),
+      live_(traffic.live()),
+      external_nf_(cfg.role == Role::kSwitch),
+      trace_time_(!live_) {
+  to_nf_.reserve(8 * kBurst);
+  to_out_.reserve(8 * kBurst);
+}
+
+int SwitchLoop::run(std::string& err) {
+  start_ = clock_.now();
+  feeder_.start(start_);
+  // How long nothing must move before the run is over: longer when the NF is another process.
+  const Nanos quiet =
+      std::max<Nanos>(external_nf_ ? 200 * kMilli : 2 * kMilli, Nanos(cfg_.faults.delay_us * 3000));
+  Nanos last_activity = start_, next_progress = start_ + 2 * kSecond;
+  int end_phase = 0;
+  for (;;) {
+    const Nanos now = clock_.now();
+    uint32_t work = live_ ? 0 : feeder_.retry() + (stop_ ? 0 : feeder_.feed(now));
+    work += to_nf();  // in this order: separate statements
+    work += poll_server(now);
+    work += from_nf();
+    if (!live_) work += out_.drain();
+    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged())
+      last_activity = now;
+    // Live ports have no end of input: they run until a signal, the timeout, or --idle-exit.
+    const bool input_done = live_ ? (cfg_.idle_exit_s > 0 && seen_traffic_ &&
+                                     now - last_activity > Nanos(cfg_.idle_exit_s * 1e9))
+                                  : feeder_.done();
+    // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands.
+    const bool idle = now - last_activity > quiet && traffic_.rx_pending() == 0 &&
+                      sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
+                      (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    if ((input_done || stop_) && idle) {
+      if (end_phase == 2) break;
+      end_step(end_phase++, now);
+      last_activity = now;
+    }
+    if (now - start_ > Nanos(cfg_.timeout_s * 1e9)) {
+      if (live_) break;  // a live run's length is its timeout
+      err = "run timed out after " + std::to_string(cfg_.timeout_s) + " s (see --timeout)";
+      return 1;
+    }
+    if (cfg_.progress && now > next_progress && !live_) {
+      std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s",
+                   (unsigned long long)feeder_.packets, (unsigned long long)out_.packets,
+                   double(now - start_) / 1e9);
+      next_progress = now + kSecond;
+    }
+  }
+  return 0;
+}
+
+uint64_t SwitchLoop::free_leftovers(rte_ring* wire_in) {
+  uint64_t abandoned = 0;
+  for (;;) {
+    uint16_t n = sw_nf_.rx(b_, kBurst);
+    if (!external_nf_) n += nf_side_.rx(b_ + n, uint16_t(kBurst - n));
+    n += traffic_.rx_leftovers(b_ + n, uint16_t(kBurst - n));
+    for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
+    abandoned += n;
+    if (!n) break;
+  }
+  while (wire_in) {
+    unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b_), kBurst, nullptr);
+    for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
+    abandoned += n;
+    if (!n) break;
+  }
+  return abandoned;
+}
+
+uint32_t SwitchLoop::to_nf() {
+  uint32_t work = 0;
+  for (int t = 0; t < traffic_.size() && !stop_; ++t) {
+    if (!sw_nf_.flush() || !traffic_.flushed()) break;
+    uint16_t n = traffic_[t].rx(b_, kBurst);
+    if (!n) continue;
+    traffic_[t].count_rx(b_, n);
+    if (live_) seen_traffic_ = true;
+    to_nf_.clear();
+    to_out_.clear();
+    mode_.to_nf(b_, n, to_nf_, to_out_);
+    if (!to_nf_.empty()) sw_nf_.tx(to_nf_.data(), uint16_t(to_nf_.size()));
+    traffic_.send(to_out_);
+    work += n;
+  }
+  return work;
+}
+
+// Held packets (fault delay, Reframer) count as work only while time moves on its own; in trace
+// time they wait for the end-of-input flush.
+uint32_t SwitchLoop::poll_server(Nanos now) {
+  if (external_nf_) return 0;
+  if (!cfg_.nf_lcore) {
+    return server_.poll(nf_side_, now) + (server_.held() && !trace_time_ ? 1 : 0);
+  }
+  const uint64_t a = nft_.activity.load(std::memory_order_relaxed);
+  if (a == seen_nf_activity_) return 0;
+  seen_nf_activity_ = a;
+  return 1;
+}
+
+uint32_t SwitchLoop::from_nf() {
+  if (!traffic_.flushed()) return 0;
+  uint16_t n = sw_nf_.rx(b_, kBurst);
+  if (!n) return 0;
+  sw_nf_.count_rx(b_, n);
+  if (external_nf_)  // copies from another process: their input sequence number is unknown
+    for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b_[i]) = MbufMeta::kUnknown;
+  to_out_.clear();
+  mode_.from_nf(b_, n, to_out_);
+  traffic_.send(to_out_);
+  return n;
+}
+
+// The end, in three steps, each after everything has settled: (0) the NF server releases what it
+// holds (fault delays, Reframer) and the switch merges it; (1) the mode releases what it holds
+// (partial batches, stranded payloads); then the loop stops.
+void SwitchLoop::end_step(int phase, Nanos now) {
+  if (phase == 0) {
+    if (external_nf_) return;
+    if (!cfg_.nf_lcore)
+      server_.flush(nf_side_, now);
+    else
+      nft_.request_flush();
+    return;
+  }
+  to_out_.clear();
+  mode_.drain(to_out_);
+  traffic_.send(to_out_);
+}
+
+}  // namespace nfpark::dp

@@ -1,0 +1,72 @@
+// SwitchLoop: one `nfpark run` of the switch once everything is open — the run-to-completion
+// loop, its three-step end, and what is left over when a run is cut short.
+//
+// Per iteration: the feeder plays the wire (replay), then traffic -> SwitchMode::to_nf -> NF
+// link, the NF server's turn (inline poll, its own lcore, or another process), NF link ->
+// SwitchMode::from_nf -> traffic, and the writer drains what left (replay). The run is over when
+// the input is done (or `stop` was raised by a signal) and nothing has moved for a quiet period
+// with no packet in a ring or in the server's hands; then the NF server releases what it holds,
+// then the mode does, each after everything settled again. A replay that outlives its timeout
+// fails; a live run's length is its timeout (or --idle-exit).
+#pragma once
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "dp/nf_server.h"
+#include "dp/nf_thread.h"
+#include "dp/pcap_wire.h"
+#include "dp/port.h"
+#include "dp/run_config.h"
+#include "dp/switch_mode.h"
+#include "dp/traffic_ports.h"
+
+namespace nfpark::dp {
+
+class SwitchLoop {
+ public:
+  // The NF server runs inline (`server` on `nf_side`), on its own lcore (`nft`, cfg.nf_lcore),
+  // or in another process (cfg.role == switch: `server` and `nf_side` unused).
+  SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server, TrafficPorts& traffic,
+             Port& sw_nf, Port& nf_side, Feeder& feeder, Writer& out, NfThread& nft,
+             const std::atomic<bool>& stop);
+
+  // Runs until the input is done (or `stop`) and everything has settled, or until the timeout.
+  // 0, or 1 with `err` when a replay timed out.
+  int run(std::string& err);
+  // Seconds since run() started.
+  double seconds() const { return double(clock_.now() - start_) / 1e9; }
+  // Frees whatever is still in a ring (only after a timeout or a signal: packets in flight when
+  // the run was cut short), including the replay feeder's `wire_in` when given. Returns how many.
+  uint64_t free_leftovers(rte_ring* wire_in);
+
+ private:
+  uint32_t to_nf();                 // traffic -> NF; packets moved
+  uint32_t poll_server(Nanos now);  // the NF server's share of the work
+  uint32_t from_nf();               // NF -> traffic; packets moved
+  void end_step(int phase, Nanos now);
+
+  const RunConfig& cfg_;
+  SwitchMode& mode_;
+  NfServer& server_;
+  TrafficPorts& traffic_;
+  Port& sw_nf_;
+  Port& nf_side_;
+  Feeder& feeder_;
+  Writer& out_;
+  NfThread& nft_;
+  const std::atomic<bool>& stop_;
+  const bool live_, external_nf_, trace_time_;
+  SteadyClock clock_;
+  Nanos start_ = 0;
+  bool seen_traffic_ = false;
+  uint64_t seen_nf_activity_ = 0;
+  std::vector<rte_mbuf*> to_nf_, to_out_;
+  rte_mbuf* b_[kBurst];
+};
+
+}  // namespace nfpark::dp

@@ -1,0 +1,77 @@
+#include "dp/traffic_ports.h"
+
+#include "dp/run_report.h"
+
+namespace nfpark::dp {
+
+bool TrafficPorts::open_replay(rte_mempool* pool, uint32_t ring_size, rte_ring*& wire_in,
+                               rte_ring*& wire_out, std::string& err) {
+  n_ = 1;
+  return Port::ring_ends("traffic", pool, ports_[0], wire_in, wire_out, err, ring_size);
+}
+
+bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mempool* pool,
+                             const BufferSplit* split, std::string& err) {
+  n_ = 2;
+  return Port::open(a, pool, ports_[0], err, split) && Port::open(b, pool, ports_[1], err, split);
+}
+
+void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
+  if (v.empty()) return;
+  if (!live()) {
+    ports_[0].tx(v.data(), uint16_t(v.size()));
+    return;
+  }
+  for (rte_mbuf* m : v) egress(m).tx(&m, 1);
+}
+
+bool TrafficPorts::flushed() {
+  bool all = true;
+  for (int i = 0; i < n_; ++i) all = ports_[i].flush() && all;
+  return all;
+}
+
+bool TrafficPorts::backlogged() const {
+  for (int i = 0; i < n_; ++i)
+    if (ports_[i].backlogged()) return true;
+  return false;
+}
+
+unsigned TrafficPorts::rx_pending() const {
+  unsigned n = 0;
+  for (int i = 0; i < n_; ++i) n += ports_[i].rx_pending();
+  return n;
+}
+
+uint16_t TrafficPorts::rx_leftovers(rte_mbuf** b, uint16_t room) {
+  uint16_t n = 0;
+  for (int t = 0; t < n_ && n < room; ++t) n += ports_[t].rx(b + n, uint16_t(room - n));
+  return n;
+}
+
+void TrafficPorts::count_live(RunResult& res) {
+  for (int t = 0; t < n_; ++t) {
+    for (int i = 0; i < 1000 && !ports_[t].flush(); ++i) {
+    }
+    res.packets_in += ports_[t].rx_packets;
+    res.bytes_in += ports_[t].rx_bytes;
+    res.packets_out += ports_[t].tx_packets;
+    res.bytes_out += ports_[t].tx_bytes;
+  }
+}
+
+void TrafficPorts::report(RunResult& res) const {
+  if (!live()) {
+    report_port("traffic", ports_[0], res);
+    return;
+  }
+  report_port("traffic_a", ports_[0], res);
+  report_port("traffic_b", ports_[1], res);
+  res.ports.values["hw_buffer_split"] = ports_[0].hw_split() && ports_[1].hw_split();
+}
+
+void TrafficPorts::stop() {
+  for (int i = 0; i < n_; ++i) ports_[i].stop();
+}
+
+}  // namespace nfpark::dp

@@ -1,0 +1,58 @@
+// TrafficPorts: where `nfpark run`'s traffic enters and leaves the switch.
+//
+//   replay (--in FILE.pcap): one in-process ring port; the pcap feeder enqueues frames on its RX
+//                            ring and the writer drains its TX ring — a packet leaves where it
+//                            came in.
+//   live (--traffic A,B):    two DPDK ports (af_packet on veths, a NIC, ...); a packet that came
+//                            in on one leaves on the other (a bump in the wire).
+#pragma once
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <string>
+#include <vector>
+
+#include "dp/port.h"
+#include "dp/runner.h"
+
+namespace nfpark::dp {
+
+class TrafficPorts {
+ public:
+  // Replay: one ring port, its RX ring (`wire_in`, the feeder's) and TX ring (`wire_out`, the
+  // writer's).
+  bool open_replay(rte_mempool* pool, uint32_t ring_size, rte_ring*& wire_in, rte_ring*& wire_out,
+                   std::string& err);
+  // Live: ports A and B from their specs; `split` asks them for a hardware header/data split.
+  bool open_live(const std::string& a, const std::string& b, rte_mempool* pool,
+                 const BufferSplit* split, std::string& err);
+
+  bool live() const { return n_ == 2; }
+  int size() const { return n_; }
+  Port& operator[](int i) { return ports_[i]; }
+
+  // Sends every packet in `v` to where it leaves (in order per port; never drops).
+  void send(const std::vector<rte_mbuf*>& v);
+  // Retries every port's TX backlog; true when all are empty.
+  bool flushed();
+  bool backlogged() const;
+  // Packets waiting on an in-process RX ring (0 for live ports).
+  unsigned rx_pending() const;
+  // Receives up to `room` packets left on any port (end of a run cut short).
+  uint16_t rx_leftovers(rte_mbuf** b, uint16_t room);
+
+  // Live runs: packets and bytes in and out, from the ports' own counters (after a last flush).
+  void count_live(RunResult& res);
+  // Per-port counters into res.ports.
+  void report(RunResult& res) const;
+  void stop();
+
+ private:
+  Port& egress(const rte_mbuf* m) {
+    return live() && m->port == ports_[0].id() ? ports_[1] : ports_[0];
+  }
+  Port ports_[2];
+  int n_ = 0;
+};
+
+}  // namespace nfpark::dp
