@@ -144,10 +144,28 @@ inline int finish(DpEnv& env, const std::vector<std::string>& summary, bool ok) 
   return ok ? 0 : 1;
 }
 
+// One mode a bench compares with its baseline: the name it prints, the mode, and (payloadpark
+// only) the bytes parked per packet (0 = the whole payload).
+struct Variant {
+  const char* name;
+  dp::Mode mode;
+  uint32_t park_bytes = 0;
+};
+
 // The parking benches' two traffic patterns: 1500 B frames, and the generator's `dc` size mix.
 struct Traffic {
   const char* label;
   trace::SizeSpec size;
+  // The benches' frames of this size: 1024 of them, 256 flows, UDP/TCP mix, fixed seed.
+  Frames frames() const {
+    trace::GenConfig g;
+    g.packets = 1024;
+    g.flows = 256;
+    g.size = size;
+    g.proto = trace::GenProto::kMix;
+    g.seed = 3;
+    return Frames::generate(g);
+  }
 };
 inline Traffic traffic_1500() {
   Traffic t{"1500B", {}};

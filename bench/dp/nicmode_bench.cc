@@ -30,11 +30,6 @@ using namespace nfpark::bench;
 
 namespace {
 
-struct Variant {
-  const char* name;
-  dp::Mode mode;
-};
-
 const Variant kVariants[] = {
     {"host", dp::Mode::kBaseline},
     {"split", dp::Mode::kSplit},

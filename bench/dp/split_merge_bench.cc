@@ -26,11 +26,6 @@ using namespace nfpark::bench;
 
 namespace {
 
-struct Variant {
-  const char* name;
-  dp::Mode mode;
-  uint32_t park_bytes;
-};
 const Variant kVariants[] = {
     {"baseline", dp::Mode::kBaseline, 0},
     {"payloadpark", dp::Mode::kPayloadPark, 160},
@@ -41,13 +36,7 @@ constexpr size_t kModes = sizeof(kVariants) / sizeof(kVariants[0]);
 bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
                    std::vector<std::string>& summary) {
   const char* label = traffic.label;
-  trace::GenConfig g;
-  g.packets = 1024;
-  g.flows = 256;
-  g.size = traffic.size;
-  g.proto = trace::GenProto::kMix;
-  g.seed = 3;
-  const Frames f = Frames::generate(g);
+  const Frames f = traffic.frames();
   std::unique_ptr<dp::SwitchMode> modes[kModes];
   for (size_t k = 0; k < kModes; ++k) {
     dp::RunConfig c;

@@ -27,12 +27,6 @@ using namespace nfpark::bench;
 
 namespace {
 
-struct Variant {
-  const char* name;
-  dp::Mode mode;
-  uint32_t park_bytes;  // payloadpark only
-};
-
 const Variant kVariants[] = {
     {"baseline", dp::Mode::kBaseline, 0},           {"payloadpark", dp::Mode::kPayloadPark, 160},
     {"payloadpark-all", dp::Mode::kPayloadPark, 0}, {"queuemem", dp::Mode::kQueueMem, 0},
@@ -44,13 +38,7 @@ const Variant kVariants[] = {
 bool bench_traffic(DpEnv& env, bool memif, const Traffic& traffic, bool quick,
                    std::vector<std::string>& summary) {
   const std::string label = std::string(memif ? "memif " : "ring ") + traffic.label;
-  trace::GenConfig g;
-  g.packets = 1024;
-  g.flows = 256;
-  g.size = traffic.size;
-  g.proto = trace::GenProto::kMix;
-  g.seed = 3;
-  const Frames frames = Frames::generate(g);
+  const Frames frames = traffic.frames();
   const int reps = quick ? 3 : 5;
   std::vector<std::pair<std::string, LoopSpec>> specs;
   for (const Variant& v : kVariants) {

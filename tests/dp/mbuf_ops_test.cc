@@ -39,6 +39,21 @@ class MbufOpsTest : public ::testing::Test {
     MbufMeta::seq(m) = 7;
     return m;
   }
+  // What an NF that pushes a VLAN tag does to a header packet: 4 more header bytes in front.
+  static constexpr uint8_t kVlan[4] = {0x81, 0x00, 0x00, 0x07};
+  static bool push_vlan(rte_mbuf* h) {
+    if (!rte_pktmbuf_prepend(h, 4)) return false;
+    uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
+    std::memmove(d, d + 4, 12);
+    std::memcpy(d + 12, kVlan, 4);
+    return true;
+  }
+  static std::vector<uint8_t> with_vlan(const std::vector<uint8_t>& frame) {
+    std::vector<uint8_t> v(frame.begin(), frame.begin() + 12);
+    v.insert(v.end(), kVlan, kVlan + 4);
+    v.insert(v.end(), frame.begin() + 12, frame.end());
+    return v;
+  }
   static std::vector<uint8_t> bytes(rte_mbuf* m) {
     std::vector<uint8_t> v(m->pkt_len);
     const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, v.data());
@@ -156,20 +171,13 @@ TEST_F(MbufOpsTest, LentTailRejoinsInPlaceWithTheNfsHeaders) {
   EXPECT_EQ(lent.kind, MbufOps::Lent::kTail);
   rte_pktmbuf_free(dup);
   // The NF pushes a VLAN tag on the header packet.
-  ASSERT_NE(rte_pktmbuf_prepend(h, 4), nullptr);
-  uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
-  std::memmove(d, d + 4, 12);
-  const uint8_t vlan[4] = {0x81, 0x00, 0x00, 0x07};
-  std::memcpy(d + 12, vlan, 4);
+  ASSERT_TRUE(push_vlan(h));
   ASSERT_EQ(MbufOps::rejoin(m, 42, lent, h, 46), park::Rejoin::kOk);
   EXPECT_EQ(lent.kind, MbufOps::Lent::kNone);
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
   EXPECT_EQ(m->nb_segs, 1);
   EXPECT_EQ(rte_pktmbuf_mtod(m, uint8_t*) + 46, parked) << "parked bytes must not move";
-  std::vector<uint8_t> want(pkt.begin(), pkt.begin() + 12);
-  want.insert(want.end(), vlan, vlan + 4);
-  want.insert(want.end(), pkt.begin() + 12, pkt.end());
-  EXPECT_EQ(bytes(m), want);
+  EXPECT_EQ(bytes(m), with_vlan(pkt));
   EXPECT_EQ(rte_mempool_avail_count(MbufOps::pools.headers), 1024u) << "header mbuf freed";
   rte_pktmbuf_free(m);
 }
@@ -196,17 +204,10 @@ TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 2);
   EXPECT_EQ(rte_mempool_avail_count(MbufOps::pools.headers), 1024u) << "no header mbuf taken";
   // The NF pushes a VLAN tag (4 more header bytes in front): the merge follows.
-  ASSERT_NE(rte_pktmbuf_prepend(h, 4), nullptr);
-  uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
-  std::memmove(d, d + 4, 12);
-  const uint8_t vlan[4] = {0x81, 0x00, 0x00, 0x07};
-  std::memcpy(d + 12, vlan, 4);
+  ASSERT_TRUE(push_vlan(h));
   ASSERT_EQ(MbufOps::rejoin(m, 42, lent, h, 46), park::Rejoin::kOk);
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
-  std::vector<uint8_t> want(pkt.begin(), pkt.begin() + 12);
-  want.insert(want.end(), vlan, vlan + 4);
-  want.insert(want.end(), pkt.begin() + 12, pkt.end());
-  EXPECT_EQ(bytes(m), want);
+  EXPECT_EQ(bytes(m), with_vlan(pkt));
   EXPECT_EQ(rte_pktmbuf_mtod(m, uint8_t*) + 46, payload);
   rte_pktmbuf_free(m);
 }
