@@ -10,10 +10,9 @@
 // A lent original has reference count 2 (the slot's and the header packet's); its own view is
 // remembered in a Lent record the park layer keeps in the slot (not in the mbuf: the mbuf's
 // second cache line would be one more miss per packet). rejoin() restores it at the merge with
-// plain stores when both
-// references are the merge's own (in-process), or after the header packet left the process
-// (memif, af_packet: the port copied and freed it). Tags are inserted and removed by moving the
-// headers within the mbuf's headroom.
+// plain stores when both references are the merge's own (in-process), or after the header
+// packet left the process (memif, af_packet: the port copied and freed it). Tags are inserted
+// and removed by moving the headers within the mbuf's headroom.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>

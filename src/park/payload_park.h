@@ -15,7 +15,8 @@
 //     header packet = headers + tag + the payload bytes past the parked range (referenced, not
 //     copied); the original's payload waits in the slot. The engine may lend the original itself
 //     to the header packet (B::make_header: in place when nothing of the payload travels, or as
-//     its tail segment) and takes it back at the merge (B::rejoin).
+//     its tail segment) and takes it back at the merge (B::rejoin); how it lent it (B::Lent) is
+//     kept in the slot beside the handle, a line the split and the merge touch anyway.
 //   - otherwise the whole packet goes with a tag saying "not parked" (ENB=0), inserted by moving
 //     the headers into headroom — the payload is never moved.
 //  Untaggable packets (ARP, ICMP, fragments, malformed) go to the NF as they are.
