@@ -68,7 +68,6 @@ TEST_F(MbufOpsTest, HeaderPacketBorrowsTheOriginalAsItsTail) {
   uint8_t* const frame = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t hdr = parse_packet(pkt.data(), uint32_t(pkt.size())).payload_off;
   MbufOps::Lent lent;
-
   rte_mbuf* h =
       MbufOps::make_header(m, hdr, 24, hdr + 160, uint32_t(pkt.size()) - hdr - 160, &lent);
   ASSERT_NE(h, nullptr);
@@ -97,7 +96,6 @@ TEST_F(MbufOpsTest, LentOriginalSurvivesItsHeaderPacketAndRejectsDuplicates) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2).payload_size(900).build();
   rte_mbuf* m = make(pkt);
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 160, 900 - 160, &lent);
   ASSERT_EQ(h->next, m);
   // A deep copy of the header packet (what an NF that duplicates sends) holds no reference:
@@ -121,7 +119,6 @@ TEST_F(MbufOpsTest, EvictedWhileLentFreesWithTheHeaderPacket) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(600).build();
   rte_mbuf* m = make(pkt);
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 600 - 160, &lent);
   rte_pktmbuf_free(m);  // the slot evicts it: the header packet keeps it alive
   EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
@@ -136,7 +133,6 @@ TEST_F(MbufOpsTest, ChainedOriginalIsReferencedThroughIndirectMbufs) {
   rte_mbuf* m2 = make(std::vector<uint8_t>(pkt.begin() + 600, pkt.end()));
   ASSERT_EQ(rte_pktmbuf_chain(m, m2), 0);
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, uint32_t(pkt.size()) - 42 - 160, &lent);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->nb_segs, 3);  // header + one indirect per original segment
@@ -194,7 +190,6 @@ TEST_F(MbufOpsTest, WholePayloadParkedLendsTheOriginalInPlace) {
   rte_mbuf* m = make(pkt);
   uint8_t* const payload = rte_pktmbuf_mtod(m, uint8_t*) + 42;
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 1000, 0, &lent);
   ASSERT_EQ(h, m);
   EXPECT_EQ(h->pkt_len, 42u + 24);
@@ -218,7 +213,6 @@ TEST_F(MbufOpsTest, InPlaceHeaderPacketComingBackAsACopy) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2).payload_size(700).build();
   rte_mbuf* m = make(pkt);
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 54, 24, 54 + 700, 0, &lent);
   ASSERT_EQ(h, m);
   rte_mbuf* copy = rte_pktmbuf_copy(h, MbufOps::pools.packets, 0, UINT32_MAX);
@@ -338,7 +332,6 @@ TEST_F(MbufOpsTest, TrimDropsTailSegments) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(800).build();
   rte_mbuf* m = make(pkt);
   MbufOps::Lent lent;
-
   rte_mbuf* h = MbufOps::make_header(m, 42, 24, 42 + 160, 800 - 160, &lent);
   MbufOps::trim(h, 42 + 24);
   EXPECT_EQ(h->nb_segs, 1);
