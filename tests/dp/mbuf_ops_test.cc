@@ -10,6 +10,7 @@
 #include "core/packet_builder.h"
 #include "core/parse.h"
 #include "dp/eal.h"
+#include "dp/mbuf_env.h"
 #include "park/payload_park.h"
 
 namespace nfpark::dp {
@@ -17,17 +18,7 @@ namespace {
 
 class MbufOpsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    std::string err;
-    EalOptions o;
-    o.mem_mb = 256;
-    ASSERT_TRUE(eal_init(o, err)) << err;
-    ASSERT_TRUE(MbufMeta::register_meta());
-    MbufOps::pools.packets = rte_pktmbuf_pool_create("t_pkts", 1024, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    MbufOps::pools.headers = rte_pktmbuf_pool_create("t_hdrs", 1024, 0, 0, 384, 0);
-    MbufOps::pools.indirect = rte_pktmbuf_pool_create("t_ind", 1024, 0, 0, 0, 0);
-    ASSERT_NE(MbufOps::pools.packets, nullptr);
-  }
+  static void SetUpTestSuite() { fixture::setup_mbuf_env(); }
   void TearDown() override {
     EXPECT_TRUE(rte_mempool_full(MbufOps::pools.packets));
     EXPECT_TRUE(rte_mempool_full(MbufOps::pools.headers));
