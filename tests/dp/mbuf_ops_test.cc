@@ -30,28 +30,10 @@ class MbufOpsTest : public ::testing::Test {
     MbufMeta::seq(m) = 7;
     return m;
   }
-  // What an NF that pushes a VLAN tag does to a header packet: 4 more header bytes in front.
-  static constexpr uint8_t kVlan[4] = {0x81, 0x00, 0x00, 0x07};
-  static bool push_vlan(rte_mbuf* h) {
-    if (!rte_pktmbuf_prepend(h, 4)) return false;
-    uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
-    std::memmove(d, d + 4, 12);
-    std::memcpy(d + 12, kVlan, 4);
-    return true;
-  }
-  static std::vector<uint8_t> with_vlan(const std::vector<uint8_t>& frame) {
-    std::vector<uint8_t> v(frame.begin(), frame.begin() + 12);
-    v.insert(v.end(), kVlan, kVlan + 4);
-    v.insert(v.end(), frame.begin() + 12, frame.end());
-    return v;
-  }
-  static std::vector<uint8_t> bytes(rte_mbuf* m) {
-    std::vector<uint8_t> v(m->pkt_len);
-    const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, v.data());
-    if (p != v.data()) std::memcpy(v.data(), p, m->pkt_len);
-    return v;
-  }
 };
+using fixture::bytes;
+using fixture::push_vlan;
+using fixture::with_vlan;
 
 TEST_F(MbufOpsTest, HeaderPacketBorrowsTheOriginalAsItsTail) {
   auto pkt = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(1000).packet_id(5).build();

@@ -59,28 +59,10 @@ class ParkMbufFuzz : public ::testing::TestWithParam<Case> {
     std::memcpy(rte_pktmbuf_append(m, uint16_t(f.size())), f.data(), f.size());
     return m;
   }
-  static std::vector<uint8_t> bytes(rte_mbuf* m) {
-    std::vector<uint8_t> v(m->pkt_len);
-    const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, v.data());
-    if (p != v.data()) std::memcpy(v.data(), p, m->pkt_len);
-    return v;
-  }
-  static bool push_vlan(rte_mbuf* h) {
-    if (!rte_pktmbuf_prepend(h, 4)) return false;
-    uint8_t* d = rte_pktmbuf_mtod(h, uint8_t*);
-    std::memmove(d, d + 4, 12);
-    const uint8_t tci[4] = {0x81, 0x00, 0x00, 0x09};
-    std::memcpy(d + 12, tci, 4);
-    return true;
-  }
-  static std::vector<uint8_t> with_vlan(const std::vector<uint8_t>& f) {
-    std::vector<uint8_t> v(f.begin(), f.begin() + 12);
-    const uint8_t tci[4] = {0x81, 0x00, 0x00, 0x09};
-    v.insert(v.end(), tci, tci + 4);
-    v.insert(v.end(), f.begin() + 12, f.end());
-    return v;
-  }
 };
+using fixture::bytes;
+using fixture::push_vlan;
+using fixture::with_vlan;
 
 TEST_P(ParkMbufFuzz, NeverAWrongPayloadAndEveryMbufComesBack) {
   const Case c = GetParam();
