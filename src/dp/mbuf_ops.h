@@ -93,38 +93,43 @@ struct MbufOps {
   NFPARK_HOT_INLINE static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Lent& l,
                                                Handle returned, uint32_t at) {
     if (returned != parked) {
-      if (l.kind == Lent::kTail && returned->next == parked && returned->nb_segs == 2 &&
-          parked->nb_segs == 1 && rte_mbuf_refcnt_read(parked) == 2 && l.data_off + hdr_len >= at) {
-        // Lent as the tail of `returned` and back in this process: copy the NF's headers in
-        // front of the parked bytes, give the original its whole view back, free the header mbuf.
-        uint8_t* const payload = static_cast<uint8_t*>(parked->buf_addr) + l.data_off + hdr_len;
-        std::memcpy(payload - at, data(returned), at);
-        parked->data_off = uint16_t(l.data_off + hdr_len - at);
-        parked->data_len = uint16_t(at + l.data_len - hdr_len);
-        parked->pkt_len = parked->data_len;
-        rte_mbuf_refcnt_set(parked, 1);  // both references were ours: no atomic needed
-        l.kind = Lent::kNone;
-        returned->next = nullptr;
-        returned->nb_segs = 1;
-        rte_pktmbuf_free_seg(returned);
-        return park::Rejoin::kOk;
-      }
-      return rejoin_copy(parked, hdr_len, l, returned, at);
+      // Lent as the tail of `returned` and back in this process: the NF's headers go in front of
+      // the parked bytes and the header mbuf is freed as one segment. Anything else (a copy, a
+      // packet from another process, a chain changed on the way) takes the general path.
+      if (l.kind != Lent::kTail || returned->next != parked || returned->nb_segs != 2 ||
+          parked->nb_segs != 1 || rte_mbuf_refcnt_read(parked) != 2 ||
+          !restore(parked, hdr_len, l, data(returned), at))
+        return rejoin_copy(parked, hdr_len, l, returned, at);
+      returned->next = nullptr;
+      returned->nb_segs = 1;
+      rte_pktmbuf_free_seg(returned);
+      return park::Rejoin::kOk;
     }
     // Lent in place and back in this process: move the NF's headers up to the payload.
     if (l.kind != Lent::kInPlace || rte_mbuf_refcnt_read(parked) != 2 || parked->nb_segs != 1)
       return park::Rejoin::kLent;  // not as make_header left it: keep it out of the merge
-    uint8_t* const buf = static_cast<uint8_t*>(parked->buf_addr);
-    uint8_t* const payload = buf + l.data_off + hdr_len;  // never moved
+    if (restore(parked, hdr_len, l, data(parked), at)) return park::Rejoin::kOk;
     l.kind = Lent::kNone;
-    rte_mbuf_refcnt_set(parked, 1);  // both references were ours: no atomic needed
-    if (at > uint32_t(payload - buf)) return park::Rejoin::kNoRoom;  // one reference consumed
-    move_bytes(payload - at, data(parked), at);
-    parked->data_off = uint16_t(payload - at - buf);
+    rte_mbuf_refcnt_set(parked, 1);  // one reference consumed: `parked` is the caller's to free
+    return park::Rejoin::kNoRoom;
+  }
+  // For a lent original back in this process, both its references the merge's own: writes the
+  // `at` header bytes at `src` right in front of the parked payload (which never moved) and gives
+  // `parked` its whole view back, reference count 1 with a plain store. False, changing nothing,
+  // when the headers do not fit in front of the payload.
+  NFPARK_HOT_INLINE static bool restore(Handle parked, uint32_t hdr_len, Lent& l,
+                                        const uint8_t* src, uint32_t at) {
+    const uint32_t payload_off = uint32_t(l.data_off) + hdr_len;
+    if (at > payload_off) return false;
+    move_bytes(static_cast<uint8_t*>(parked->buf_addr) + payload_off - at, src, at);
+    parked->data_off = uint16_t(payload_off - at);
     parked->data_len = uint16_t(at + l.data_len - hdr_len);
     parked->pkt_len = parked->data_len;
-    return park::Rejoin::kOk;
+    rte_mbuf_refcnt_set(parked, 1);
+    l.kind = Lent::kNone;
+    return true;
   }
+
   static bool carries(Handle returned, Handle parked) {
     return returned == parked || returned->next == parked;
   }
