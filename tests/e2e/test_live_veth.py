@@ -19,10 +19,12 @@ from pathlib import Path
 
 import pytest
 
-NS = ("nfpkA", "nfpkB")
-HOST_IF = ("nfpka0", "nfpkb0")
-NS_IF = ("nfpka1", "nfpkb1")
-ADDR = ("10.199.7.1/24", "10.199.7.2/24")
+# Names carry the test process's id, so two checkouts testing at once never share a namespace.
+_TAG = f"{os.getpid() % 100000:05d}"
+NS = (f"nfpkA{_TAG}", f"nfpkB{_TAG}")
+HOST_IF = (f"nfa0{_TAG}", f"nfb0{_TAG}")
+NS_IF = (f"nfa1{_TAG}", f"nfb1{_TAG}")
+ADDR = ("10.199.7.1/24", "10.199.7.2/24")  # only inside the namespaces: no clash
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "iperf3", "ethtool")),
