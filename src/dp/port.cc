@@ -35,7 +35,8 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferS
     rxconf.rx_seg = segs;
     rxconf.rx_nseg = 2;
     rxconf.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
-    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+      rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
     if (rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), &rxconf, nullptr) == 0) {
       if (hw_split) *hw_split = true;
       pool = nullptr;  // queue set up
@@ -62,7 +63,8 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
   if (spec.rfind("vdev:", 0) == 0) {
     std::string args = spec.substr(5);
     std::string name = args.substr(0, args.find(','));
-    std::string dev_args = args.find(',') == std::string::npos ? "" : args.substr(args.find(',') + 1);
+    std::string dev_args =
+        args.find(',') == std::string::npos ? "" : args.substr(args.find(',') + 1);
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
       if (rte_vdev_init(name.c_str(), dev_args.c_str()) != 0 ||
           rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
@@ -115,8 +117,8 @@ bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ri
   return true;
 }
 
-bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
-                     std::string& err, unsigned size) {
+bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b, std::string& err,
+                     unsigned size) {
   rte_ring* ab = make_ring(name + "_ab", size);
   rte_ring* ba = make_ring(name + "_ba", size);
   if (!ab || !ba) {
@@ -158,6 +160,14 @@ bool Port::flush() {
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + ptrdiff_t(done));
   return backlog_.empty();
+}
+
+std::vector<rte_mbuf*> Port::take_backlog() {
+  std::vector<rte_mbuf*> v;
+  v.swap(backlog_);
+  for (rte_mbuf* m : v) tx_bytes -= m->pkt_len;
+  tx_packets -= v.size();
+  return v;
 }
 
 void Port::stop() {

@@ -52,6 +52,9 @@ class Port {
   // Retries the backlog; true when it is empty.
   bool flush();
   bool backlogged() const { return !backlog_.empty(); }
+  // Takes back what waits in the transmit backlog (end of a run cut short), no longer counted
+  // as sent; the caller frees or forwards it.
+  std::vector<rte_mbuf*> take_backlog();
   // Packets waiting to be received, for in-process ring ports (0 for other ports).
   unsigned rx_pending() const { return rx_ring_ ? rte_ring_count(rx_ring_) : 0; }
   void stop();

@@ -124,8 +124,11 @@ ReadStatus TraceReader::next_pcap(PacketRecord& rec) {
   if (size_ - pos_ - 16 < incl)
     return fail("packet " + std::to_string(n) + " truncated (record says " + std::to_string(incl) +
                 " bytes, " + std::to_string(size_ - pos_ - 16) + " left in the file)");
-  rec.ts =
-      Nanos(sec) * kSecond + (format_ == TraceFormat::kPcapNano ? Nanos(frac) : Nanos(frac) * 1000);
+  const bool nano = format_ == TraceFormat::kPcapNano;
+  if (frac >= (nano ? 1000000000u : 1000000u))  // a later second in disguise: a corrupt record
+    return fail("packet " + std::to_string(n) + ": timestamp fraction " + std::to_string(frac) +
+                (nano ? " ns is not below 10^9" : " us is not below 10^6") + " (corrupt file?)");
+  rec.ts = Nanos(sec) * kSecond + (nano ? Nanos(frac) : Nanos(frac) * 1000);
   rec.data = h + 16;
   rec.len = incl;
   rec.wire_len = orig < incl ? incl : orig;
