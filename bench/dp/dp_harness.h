@@ -145,11 +145,12 @@ inline int finish(DpEnv& env, const std::vector<std::string>& summary, bool ok) 
 }
 
 // One mode a bench compares with its baseline: the name it prints, the mode, and (payloadpark
-// only) the bytes parked per packet (0 = the whole payload).
+// only) the bytes parked per packet (0 = the whole payload) and the tag format.
 struct Variant {
   const char* name;
   dp::Mode mode;
   uint32_t park_bytes = 0;
+  park::TagFormat format = park::TagFormat::kNfpark;
 };
 
 // The parking benches' two traffic patterns: 1500 B frames, and the generator's `dc` size mix.
