@@ -121,18 +121,12 @@ TEST_F(SlicerFaultTest, ReplayedTokenIsDroppedBeforeAndAfterReuse) {
 
 TEST_F(SlicerFaultTest, WireDscp63IsEscapedAndRestored) {
   S s(SlicerConfig{});
-  // small (not slice-worthy), ICMP (ineligible), and a payload that starts with a live token
+  // small (not slice-worthy) and a payload that starts with a live token
   H live = split(s, udp4(1000, 1));
   const uint64_t live_tok = token_of(live);
   Bytes crafted = udp4(200, 2, 63);
   store_be64(crafted.data() + token_at(crafted), live_tok);
   const std::vector<Bytes> inputs = {udp4(300, 3, 63), crafted,
-                                     PacketBuilder()
-                                         .ipv4("10.0.0.1", "10.0.0.2")
-                                         .icmp_echo(5, 6)
-                                         .dscp(63)
-                                         .payload_size(900)
-                                         .build(),
                                      PacketBuilder()
                                          .ipv6("2001:db8::1", "2001:db8::2")
                                          .udp(1, 2)
@@ -149,9 +143,20 @@ TEST_F(SlicerFaultTest, WireDscp63IsEscapedAndRestored) {
     EXPECT_EQ(info.wire_len, in.size());
     EXPECT_EQ(*merge(s, h), in);
   }
-  EXPECT_EQ(s.counters().escaped, 4u);
-  EXPECT_EQ(s.counters().unescaped, 4u);
+  EXPECT_EQ(s.counters().escaped, 3u);
+  EXPECT_EQ(s.counters().unescaped, 3u);
+  // ICMP at DSCP 63 is never escaped (a NAT reads the header an ICMP error quotes right after
+  // the ICMP header) and never read as carrying a token: it passes both ways untouched.
+  const Bytes icmp = PacketBuilder()
+                         .ipv4("10.0.0.1", "10.0.0.2")
+                         .icmp_echo(5, 6)
+                         .dscp(63)
+                         .payload_size(900)
+                         .build();
+  H hi = split(s, icmp);
+  EXPECT_EQ(hi->bytes, icmp);
   EXPECT_EQ(s.counters().unsliced_ineligible, 1u);
+  EXPECT_EQ(*merge(s, hi), icmp);
   EXPECT_EQ(*merge(s, live), udp4(1000, 1));  // the crafted copy of its token did not steal it
   // busy entry: a slice-worthy DSCP-63 packet that must go whole is escaped too
   SlicerConfig c1;
@@ -167,18 +172,24 @@ TEST_F(SlicerFaultTest, WireDscp63IsEscapedAndRestored) {
   one.drain();
 }
 
-TEST_F(SlicerFaultTest, HostOriginatedDscp63WithoutTokenIsDroppedNotSpliced) {
+// Packets the host sends that never went through split(): a whole one passes untouched whatever
+// its DSCP; one shaped like a header packet (shorter than its IP length, 8 bytes after its L4
+// header) is read as one and dropped — never spliced onto a payload it was not issued.
+TEST_F(SlicerFaultTest, HostOriginatedPacketsPassOrDropNeverSplice) {
   S s(SlicerConfig{});
   H live = split(s, udp4(1000, 1));
-  H own = VecBuffer::make(udp4(1000, 2, 63));  // never went through split(): no token
-  EXPECT_FALSE(merge(s, own));
-  EXPECT_EQ(s.counters().merge_drops(), 1u);
-  H cut = VecBuffer::make(udp4(1000, 3, 63));  // DSCP 63 and nothing after the L4 header
-  cut->bytes.resize(token_at(cut->bytes) + 4);
+  const Bytes own = udp4(1000, 2, 63);  // never went through split(): no token
+  EXPECT_EQ(*merge(s, VecBuffer::make(own)), own);
+  H cut = VecBuffer::make(udp4(1000, 3, 63));  // header-packet shaped, random "token"
+  cut->bytes.resize(token_at(cut->bytes) + 8);
   EXPECT_FALSE(merge(s, cut));
+  H guess = copy(live);  // header-packet shaped with the live entry's index, another generation
+  const TokenLayout& tl = s.token_layout();
+  set_token(guess, tl.make(0, tl.generation(token_of(live)) + 1, tl.index(token_of(live))));
+  EXPECT_FALSE(merge(s, guess));
   EXPECT_EQ(s.counters().merge_drops(), 2u);
-  EXPECT_EQ(s.counters().drop_bad_token, 2u);  // "NFPK..." names core 0x4E; the other is cut
-  Bytes junk(40, 0xAB);                        // not IP at all: passes, whatever it holds
+  EXPECT_EQ(s.counters().spliced, 0u);
+  Bytes junk(40, 0xAB);  // not IP at all: passes, whatever it holds
   EXPECT_EQ(*merge(s, VecBuffer::make(junk)), junk);
   EXPECT_EQ(*merge(s, live), udp4(1000, 1));
   s.drain();
@@ -258,9 +269,9 @@ TEST_F(SlicerFaultTest, RandomizedFaultsNeverMisSplice) {
       delayed.push_back({id + rng() % 300, h});
     } else {
       const PacketLayout L = parse_packet(h->bytes.data(), uint32_t(h->bytes.size()));
-      if (r < 22 &&
+      if (r < 22 &&  // forge ring tokens (an escaped packet's bytes are the host's to mangle)
           inspect_slice(h->bytes.data(), uint32_t(h->bytes.size()), uint32_t(h->bytes.size()), L)
-                  .mark != SliceMark::kPlain) {
+                  .mark == SliceMark::kSliced) {
         set_token(h, rng());
         ++forged;
       }
