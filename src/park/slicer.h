@@ -21,9 +21,10 @@
 //  waits in the entry untouched. Busy: sent whole. Everything else goes whole and never probes
 //  the ring. A whole TCP/UDP packet that could be read as carrying a token on its way back
 //  (carries_token: shorter than its IP length says — a truncated capture, a crafted length — or
-//  L4 payload starting with the escape token) or that arrived with DSCP 63 gets the escape token
-//  inserted after its L4 header (headers move into headroom; the payload never moves). Other
-//  protocols (ICMP: a NAT reads the header an ICMP error quotes there) are never escaped.
+//  L4 payload starting with the escape token) gets the escape token inserted after its L4
+//  header (headers move into headroom; the payload never moves). Nothing else is ever escaped:
+//  not DSCP 63 (it means nothing to the splice side), not other protocols (ICMP: a NAT reads
+//  the header an ICMP error quotes right after the ICMP header).
 //  Splice (merge): carries_token() false ⇒ forwarded unchanged, whatever its DSCP. Else the
 //  token is read: escape ⇒ stripped, forwarded; a ring token ⇒ core, index, generation checked
 //  against a live entry; only then are the returned headers (the NF may have rewritten them, or
@@ -31,8 +32,8 @@
 //  header still carries the mark (ECN kept, IPv4 checksum patched; an NF's re-marking wins) and
 //  the header packet freed. Anything else is counted and dropped — never spliced onto another
 //  packet's payload. The DSCP mark tells the host which packets are sliced (the paper's
-//  contract); the splice side never trusts it, so wire DSCP 63 and NFs that re-mark (a meter)
-//  cannot make it read a token that is not there, nor miss one that is.
+//  contract, for TCP/UDP); the splice side never trusts it, so wire DSCP 63 and NFs that
+//  re-mark (a meter) cannot make it read a token that is not there, nor miss one that is.
 //  Generations: a keyed permutation of the core's insert counter (keyed_perm.h), the key drawn
 //  from the run's secret and the core, so tokens cannot be predicted (docs/security.md).
 //  Lengths: IP/UDP length fields are never rewritten, so the NF sees the original lengths.
@@ -113,10 +114,10 @@ class Slicer {
     }
     const uint8_t dscp = read_dscp(d, L);
     if (try_slice(pkt, core, L, dscp, to_host)) return;
-    // Whole. Escaped when the way back could read a token here, or when it looks marked to the
-    // host; never for other protocols, whose bytes after the L4 header an NF may read (ICMP).
-    if (token_eligible(L) &&
-        (dscp == cfg_.dscp || carries_token(d, B::head_len(pkt), B::pkt_len(pkt), L))) {
+    // Whole. Escaped when the way back would read a token here (carries_token); DSCP plays no
+    // part, and other protocols never match (ICMP: a NAT reads the header an ICMP error quotes
+    // right after the ICMP header).
+    if (carries_token(d, B::head_len(pkt), B::pkt_len(pkt), L)) {
       uint8_t* gap = B::open_gap(pkt, L.payload_off, kTokenBytes);
       if (!gap) {
         ++ctr_.split_no_headroom;
