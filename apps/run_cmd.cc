@@ -108,6 +108,15 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
     if (!dp::parse_tag_key(a.get("tag-key"), k)) return err = "--tag-key: expected 32 hex digits", false;
     c.park.key = k;
   }
+  if (a.has("secret")) {
+    std::array<uint8_t, 16> k{};
+    if (!dp::parse_tag_key(a.get("secret"), k))
+      return err = "--secret: expected 32 hex digits (the run's 128-bit secret)", false;
+    c.secret = k;
+  }
+  if (c.role != dp::Role::kNf) {  // the NF side validates nothing: it needs no keys
+    if (std::string e = dp::apply_secret(c); !e.empty()) return err = e, false;
+  }
   return true;
 }
 
@@ -126,7 +135,10 @@ int run_main(int argc, char** argv) {
       .option("slots", "N", "parking slots per NF server", "65536")
       .option("max-exp", "N", "PayloadPark EXP: table traversals before eviction", "1")
       .option("tag-format", "F", "nfpark (24 B, checked) | payloadpark (7 B, byte-compatible)", "nfpark")
-      .option("tag-key", "HEX", "128-bit SipHash key: reject tags forged by the NF side")
+      .option("tag-key", "HEX", "128-bit tag MAC key (payloadpark, queuemem; default: drawn from\n"
+              "the run's secret)")
+      .option("secret", "HEX", "the run's 128-bit secret, keying every tag and token (default:\n"
+              "from the OS; set it only to make a run reproducible)")
       .option("nf-drop", "P", "fault: NF server drops a fraction P of packets silently", "0")
       .option("nf-delay-us", "D", "fault: NF server delays every packet by D microseconds", "0")
       .option("nf-dup", "P", "fault: NF server duplicates a fraction P of packets", "0")

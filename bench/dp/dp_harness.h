@@ -215,7 +215,9 @@ class Loop {
 
   LoopResult run() {
     LoopResult r;
-    auto mode = dp::make_switch_mode(s_.cfg, e_.nic, r.err);
+    dp::RunConfig keyed = s_.cfg;  // tags and tokens keyed as in every run
+    if (r.err = dp::apply_secret(keyed); !r.err.empty()) return r;
+    auto mode = dp::make_switch_mode(keyed, e_.nic, r.err);
     if (!mode) return r;
     auto chain = nf::build_chain(s_.cfg.chain, s_.cfg.nf_config.get(), r.err);
     if (!chain) return r;

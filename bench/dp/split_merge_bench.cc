@@ -46,7 +46,8 @@ bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
     c.mode = kVariants[k].mode;
     c.park.park_bytes = kVariants[k].park_bytes;
     c.park.format = kVariants[k].format;
-    std::string err;
+    std::string err = dp::apply_secret(c);  // tags and tokens keyed as in every run
+    if (!err.empty()) return std::fprintf(stderr, "split_merge_bench: %s\n", err.c_str()), false;
     modes[k] = dp::make_switch_mode(c, env.nic, err);
     if (!modes[k]) return std::fprintf(stderr, "split_merge_bench: %s\n", err.c_str()), false;
   }

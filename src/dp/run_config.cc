@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <set>
 
+#include "park/secret.h"
+
 namespace nfpark::dp {
 
 std::optional<Mode> parse_mode(std::string_view s) {
@@ -91,24 +93,37 @@ class Section {
 };
 
 bool parse_key(const std::string& hex, std::array<uint8_t, 16>& key) {
-  if (hex.size() != 32) return false;
-  for (size_t i = 0; i < 16; ++i) {
-    auto nib = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    int hi = nib(hex[2 * i]), lo = nib(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = uint8_t(hi << 4 | lo);
-  }
-  return true;
+  return park::parse_key_hex(hex, key);
 }
 
 }  // namespace
 
 bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key) { return parse_key(hex, key); }
+
+std::string apply_secret(RunConfig& cfg) {
+  if (cfg.park.key && cfg.mode != Mode::kPayloadPark && cfg.mode != Mode::kQueueMem) {
+    if (cfg.mode == Mode::kNfSlicer)
+      return "--tag-key / [park] key: nfslicer's 8-byte token has no room for a MAC, so it takes "
+             "no tag key (its generations are keyed by the run's secret: --secret HEX)";
+    return "--tag-key / [park] key: mode " + std::string(to_string(cfg.mode)) +
+           " issues no tags (tag keys apply to payloadpark and queuemem)";
+  }
+  if (!cfg.secret) {
+    park::Key128 s{};
+    std::string err;
+    if (!park::os_random_key(s, err)) return err;
+    cfg.secret = s;
+  }
+  const park::Key128& s = *cfg.secret;
+  if (!cfg.park.key) {
+    cfg.park.key = park::derive_key(s, park::kLabelParkTag);
+    cfg.queuemem.key = park::derive_key(s, park::kLabelQueueMemTag);
+  } else {
+    cfg.queuemem.key = cfg.park.key;  // the user's tag key, for whichever mode uses tags
+  }
+  cfg.slicer.key = park::derive_key(s, park::kLabelSlicerGen);
+  return "";
+}
 
 bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) {
   std::shared_ptr<toml::table> root;
@@ -150,6 +165,13 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
   if (!run.get("nf_port", cfg.nf_port) || !run.get("port", cfg.port) ||
       !run.get("idle_exit_s", cfg.idle_exit_s))
     return false;
+  std::string secret;
+  if (!run.get("secret", secret)) return false;
+  if (!secret.empty()) {
+    park::Key128 k{};
+    if (!parse_key(secret, k)) return run.fail("secret", "32 hex digits (the run's 128-bit secret)");
+    cfg.secret = k;
+  }
   if (!run.get("chain", cfg.chain) || !run.get("in", in) || !run.get("out", out) ||
       !run.get("nf_lcore", cfg.nf_lcore) || !run.get("notify_drops", cfg.notify_drops) ||
       !run.get("reframe_us", cfg.reframe_us) || !run.get("timeout_s", cfg.timeout_s) ||

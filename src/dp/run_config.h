@@ -56,6 +56,8 @@ struct RunConfig {
   uint32_t mem_mb = 0;                    // EAL memory; 0 = derived from the pools
   double timeout_s = 600;                 // hard stop
   bool progress = true;                   // progress line on stderr for long runs
+  std::optional<park::Key128> secret;     // per-run secret (--secret, [run] secret); none:
+                                          // from the OS at start (apply_secret)
   std::shared_ptr<toml::table> nf_config; // the whole config; the chain reads [nf.NAME]
   std::string source;                     // where this came from (file name or "command line")
 };
@@ -64,5 +66,10 @@ struct RunConfig {
 bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err);
 // Parses a 32-hex-digit tag key.
 bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key);
+// Keys every mode's tags and tokens (park/secret.h): draws the run's secret from the OS unless
+// one was given, then PayloadPark's and QUEUE-MEM's tag keys (the --tag-key / [park] key when
+// given, else derived from the secret) and NFSlicer's generation key. A tag key in a mode whose
+// tags carry no MAC is refused. Returns "" or the error (naming the setting and the fix).
+std::string apply_secret(RunConfig& cfg);
 
 }  // namespace nfpark::dp
