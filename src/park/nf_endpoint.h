@@ -6,8 +6,9 @@
 // The NF server does not validate tags (it has no key): it only reads where the tag is and what
 // it says. The switch validates everything that comes back. Whole packets in baseline mode carry
 // no tag (`format` = nullopt). Behind an NFSlicer shim the packets carry NFSlicer's token
-// instead (`slicer`): there is no drop notification (the NIC reclaims by TTL), so NF drops are
-// freed here.
+// instead (`slicer`): which ones is decided by the splice side's own rule (carries_token, in
+// inspect_slice), never by DSCP; there is no drop notification (the NIC reclaims by TTL), so NF
+// drops are freed here.
 #pragma once
 #include <optional>
 

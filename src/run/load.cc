@@ -248,7 +248,43 @@ bool Loader::finish(std::string& err) {
            false;
   if (std::string e = c.queuemem.validate(); !e.empty()) return (err = e), false;
   if (auto e = park::check(c.slicer)) return (err = *e), false;
-  return check_roles(err) && check_files(err);
+  return check_roles(err) && check_files(err) && apply_keys(err);
+}
+
+// A tag key in a mode whose tags carry no MAC is refused; then derive_keys(). The NF side
+// (role nf) validates nothing and needs no keys.
+bool Loader::apply_keys(std::string& err) {
+  RunConfig& c = cfg_;
+  if (c.role == Role::kNf) return true;
+  if (c.park.key && c.mode != Mode::kPayloadPark && c.mode != Mode::kQueueMem) {
+    err = where("park", "key") + ": ";
+    if (c.mode == Mode::kNfSlicer)
+      err +=
+          "nfslicer's 8-byte token has no room for a MAC, so it takes no tag key (its "
+          "generations are keyed by the run's secret: --secret HEX)";
+    else
+      err += "mode " + std::string(to_string(c.mode)) +
+             " issues no tags (tag keys apply to payloadpark and queuemem)";
+    return false;
+  }
+  return derive_keys(c, err);
+}
+
+bool derive_keys(RunConfig& c, std::string& err) {
+  if (!c.secret) {
+    park::Key128 s{};
+    if (!park::os_random_key(s, err)) return false;
+    c.secret = s;
+  }
+  const park::Key128& s = *c.secret;
+  if (!c.park.key) {
+    c.park.key = park::derive_key(s, park::kLabelParkTag);
+    c.queuemem.key = park::derive_key(s, park::kLabelQueueMemTag);
+  } else {
+    c.queuemem.key = c.park.key;  // the user's tag key, for whichever mode uses tags
+  }
+  c.slicer.key = park::derive_key(s, park::kLabelSlicerGen);
+  return true;
 }
 
 }  // namespace nfpark::run

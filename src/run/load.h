@@ -24,6 +24,12 @@
 
 namespace nfpark::run {
 
+// Keys every mode's tags and tokens (park/secret.h): the run's secret is drawn from the OS
+// unless one was given; PayloadPark's and QUEUE-MEM's tag keys are the tag key when given, else
+// derived from the secret; NFSlicer's generation key always is. False with `err` when the OS
+// gives no randomness. Loader::finish() calls it; benches that build a RunConfig call it too.
+bool derive_keys(RunConfig& c, std::string& err);
+
 class Loader {
  public:
   Loader();  // every setting at the table's default
@@ -35,7 +41,8 @@ class Loader {
   // --flag VALUE, or the bare flag of a kBool setting (`text` empty).
   bool set_flag(const Setting& s, std::optional<std::string_view> text, std::string& err);
   // Checks that need every setting at once: the chain and every [nf.NAME] against the NF
-  // registry, queuemem.slices <= queues, what each role needs, an --out that is an input.
+  // registry, queuemem.slices <= queues, what each role needs, an --out that is an input;
+  // then keys every tag and token from the run's secret (drawn from the OS unless given).
   bool finish(std::string& err);
 
   const RunConfig& config() const { return cfg_; }
@@ -51,6 +58,7 @@ class Loader {
   bool apply(const Setting& s, Value v, char origin);
   bool check_files(std::string& err) const;
   bool check_roles(std::string& err) const;
+  bool apply_keys(std::string& err);
 
   RunConfig cfg_;
   std::string file_, dir_;

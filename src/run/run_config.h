@@ -15,6 +15,7 @@
 #include "nf/toml_fwd.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
+#include "park/secret.h"
 #include "park/slicer.h"
 
 namespace nfpark::run {
@@ -62,6 +63,8 @@ struct RunConfig {
   uint32_t mem_mb = 0;                     // EAL memory; 0 = derived from the pools
   double timeout_s = 600;                  // hard stop
   bool progress = true;                    // progress line on stderr for long runs
+  std::optional<park::Key128> secret;      // the run's secret ([run] secret); none: drawn from
+                                           // the OS by Loader::finish (park/secret.h)
   std::shared_ptr<toml::table> nf_config;  // the whole config; the chain reads [nf.NAME]
   std::string source;                      // where this came from (file name or "")
 };

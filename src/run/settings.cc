@@ -40,19 +40,7 @@ std::string_view to_string(Mode m) {
 }
 
 bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key) {
-  if (hex.size() != 32) return false;
-  auto nib = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < 16; ++i) {
-    int hi = nib(hex[2 * i]), lo = nib(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = uint8_t(hi << 4 | lo);
-  }
-  return true;
+  return park::parse_key_hex(hex, key);
 }
 
 namespace {
@@ -104,6 +92,12 @@ const Setting kSettings[] = {
   {"run", "mem_mb", "mem-mb", Kind::kInt, 0, 24576, "MiB", "0", "DPDK memory (0: derived from the pools)",
    "", true, "MB", [](R& c, const V& v) { c.mem_mb = uint32_t(v.u); }},
   // [park]
+  {"run", "secret", "secret", Kind::kKey, 0, 0, "", "", "the run's 128-bit secret, keying every tag and token (default: from the OS; set it only for reproducible runs; docs/security.md)",
+   "", true, "HEX", [](R& c, const V& v) {
+     park::Key128 k{};
+     parse_tag_key(v.s, k);
+     c.secret = k;
+   }},
   {"park", "min_payload", "min-payload", Kind::kInt, 0, 9000, "bytes", "160", "PayloadPark: smallest L4 payload that is parked",
    "", true, "B", [](R& c, const V& v) { c.park.min_payload = uint32_t(v.u); }},
   {"park", "park_bytes", "park-bytes", Kind::kIntOrAll, 1, 9000, "bytes", "160", "PayloadPark: payload bytes parked per packet (352: with recirculation; all: the whole payload)",
@@ -116,7 +110,7 @@ const Setting kSettings[] = {
    "", true, "N", [](R& c, const V& v) { c.park.slices = uint8_t(v.u); }},
   {"park", "format", "tag-format", Kind::kChoice, 0, 0, "", "nfpark", "tag format: nfpark (24 B, checked) or payloadpark (7 B, byte-compatible)",
    "nfpark|payloadpark", true, "F", [](R& c, const V& v) { c.park.format = *park::parse_tag_format(v.s); }},
-  {"park", "key", "tag-key", Kind::kKey, 0, 0, "", "", "128-bit SipHash key: tags forged by the NF side are rejected",
+  {"park", "key", "tag-key", Kind::kKey, 0, 0, "", "", "128-bit tag MAC key (payloadpark, queuemem; refused elsewhere; default: from the run's secret)",
    "", true, "HEX", [](R& c, const V& v) {
      std::array<uint8_t, 16> k{};
      parse_tag_key(v.s, k);
