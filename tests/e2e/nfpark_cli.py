@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_TRACES = REPO.parent / "shared" / "data" / "traces"
+DATA = REPO / "tests" / "data"  # captures the tests own (tests/data/README.md)
+SHARED_TRACES = DATA  # its former name, kept for older tests
 REAL_TRACES = ("tcpreplay_test.pcap", "slips_test7-malicious.pcap")
 
 # Every mode that parks something, and the one that parks nothing.
