@@ -46,6 +46,7 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
   if (a.has("no-drop-notify")) c.notify_drops = false;
   if (a.has("no-progress")) c.progress = false;
   if (a.has("pace")) c.pace = true;
+  if (a.has("pad")) c.pad = true;
   uint64_t u = 0;
   double d = 0;
   struct {
@@ -144,6 +145,7 @@ int run_main(int argc, char** argv) {
       .flag("no-drop-notify", "NF drops are freed at the server (no explicit-drop notification)")
       .flag("no-progress", "no progress line on stderr")
       .flag("pace", "replay the input at its timestamps (a wire's pace) instead of at once")
+      .flag("pad", "rebuild truncated records (caplen < wire length) to their wire length with zero filler (docs/traces.md)")
       .flag("json", "print the result as JSON")
       .epilog("Usage: nfpark run [CONFIG.toml] [options] — the optional TOML config file (see\n"
               "docs/run.md) comes first; flags override it.\n"

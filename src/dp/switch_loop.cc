@@ -52,6 +52,14 @@ int SwitchLoop::run(std::string& err) {
     const bool idle = now - last_activity > quiet && traffic_.rx_pending() == 0 &&
                       sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
                       (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
+    // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
+    // that only new input brings, so it is released now and the frame can enter.
+    if (!live_ && !input_done && !stop_ && idle && feeder_.starved() &&
+        (cfg_.nf_lcore || server_.held())) {
+      end_step(0, now);
+      last_activity = now;
+    }
     if ((input_done || stop_) && idle) {
       if (end_phase == 2) break;
       end_step(end_phase++, now);

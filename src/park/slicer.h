@@ -194,6 +194,10 @@ class Slicer {
     const uint32_t rest = len - hdr;
     const uint32_t cut = cfg_.slice_bytes ? std::min(cfg_.slice_bytes, rest) : rest;
     const uint32_t tail = rest - cut;
+    if (tail > 0xFFFF || hdr > 0xFFFF) {  // Entry keeps both in 16 bits
+      ++ctr_.unsliced_large;
+      return false;
+    }
     SliceRing<Entry>& ring = *rings_[core];
     auto p = ring.probe(Entry{pkt, uint16_t(hdr), uint16_t(tail), dscp});
     if (p.expired) {
