@@ -70,6 +70,8 @@ class Port {
   // The longest frame this port carries (UINT32_MAX: no limit).
   uint32_t max_frame() const { return max_frame_; }
   void set_max_frame(uint32_t n) { max_frame_ = n; }
+  // The limit of a port opened from `spec` (device `id`): see "Frame limits" above.
+  static uint32_t limit_for(const std::string& spec, uint16_t id);
   // Retries the backlog; true when it is empty.
   bool flush();
   bool backlogged() const { return !backlog_.empty(); }
@@ -89,7 +91,6 @@ class Port {
  private:
   static bool setup(uint16_t id, rte_mempool* pool, std::string& err,
                     const BufferSplit* split = nullptr, bool* hw_split = nullptr);
-  static uint32_t limit_for(const std::string& spec, uint16_t id);
   static void reset_meta(rte_mbuf** pkts, uint16_t n);
   void drop_too_long(rte_mbuf* const* pkts, uint16_t n);
   uint16_t id_ = 0;

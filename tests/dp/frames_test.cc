@@ -15,6 +15,7 @@
 #include "dp/mbuf_env.h"
 #include "dp/mbuf_ops.h"
 #include "dp/pcap_wire.h"
+#include "dp/port.h"
 #include "park/nf_endpoint.h"
 #include "park/payload_park.h"
 #include "park/queue_mem.h"
@@ -244,6 +245,38 @@ TEST_F(FramesTest, WholePacketsTellTheNfTheirWireLength) {
   EXPECT_EQ(MbufMeta::cut(m), 1418u);
   EXPECT_EQ(nf_wire_len(plain, m), 1518u);
   rte_pktmbuf_free(m);
+}
+
+TEST_F(FramesTest, PortsDropAndCountFramesAboveTheirLimitAndKeepTheRestInOrder) {
+  Port a, b;
+  std::string err;
+  ASSERT_TRUE(Port::ring_pair("frlim", MbufOps::pools.packets, a, b, err, 64)) << err;
+  EXPECT_EQ(a.max_frame(), UINT32_MAX);  // in-process rings carry anything
+  a.set_max_frame(1518);
+  rte_mbuf* in[4] = {chain_of(frame_of(1514, 1)), chain_of(frame_of(9014, 2)),
+                     chain_of(frame_of(1518, 3)), chain_of(frame_of(65549, 4))};
+  a.tx(in, 4);
+  EXPECT_EQ(a.too_long, 2u);
+  EXPECT_EQ(a.tx_packets, 2u);
+  rte_mbuf* got[8];
+  ASSERT_EQ(b.rx(got, 8), 2);
+  EXPECT_EQ(got[0]->pkt_len, 1514u);
+  EXPECT_EQ(got[1]->pkt_len, 1518u);
+  EXPECT_EQ(MbufMeta::seq(got[0]), 1u);  // a ring port keeps the metadata
+  rte_pktmbuf_free(got[0]);
+  rte_pktmbuf_free(got[1]);
+  a.stop();
+  b.stop();
+}
+
+TEST_F(FramesTest, PortLimitsByKind) {
+  EXPECT_EQ(Port::limit_for("vdev:net_memif0,role=server,socket=/tmp/x.sock", 0), kMemifMaxFrame);
+  EXPECT_EQ(Port::limit_for("vdev:net_pcap0,rx_pcap=a.pcap", 0), 65535u);
+  // af_packet: the TX frame (framesz - 32) and the interface's MTU + 18; lo's MTU is 65536.
+  EXPECT_EQ(Port::limit_for("vdev:net_af_packet0,iface=lo", 0), 2048u - 32);
+  EXPECT_EQ(Port::limit_for("vdev:net_af_packet0,iface=lo,framesz=16384", 0), 16384u - 32);
+  EXPECT_EQ(Port::limit_for("vdev:net_af_packet0,iface=nfpark_no_such_if,framesz=9216", 0),
+            9216u - 32);
 }
 
 }  // namespace
