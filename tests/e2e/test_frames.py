@@ -237,3 +237,20 @@ def test_two_processes_move_gro_frames_and_say_what_loses_its_wire_length(
             assert w == 9014, w
         else:  # whole (too little payload to park): came back as a copy, wire length lost
             assert w == len(data), w
+
+
+@pytest.mark.parametrize("mode", ["payloadpark", "nicmem"])
+def test_duplicated_and_reordered_chains_at_the_nf(lab: Lab, mode: str) -> None:
+    """The fault injector duplicates (deep copies of multi-segment header packets and whole
+    GRO frames) and reorders the edge trace at the NF: every frame that leaves is one baseline
+    sends, duplicates and drops are counted, every mbuf comes back."""
+    trace = _edge(lab)
+    base, _ = lab.baseline(trace, "counter")
+    out = lab.root / f"dup-{mode}.pcap"
+    res = cli.run(trace, out, mode, "counter", "--nf-dup", "0.5", "--nf-reorder", "0.2")
+    cli.assert_accounting(res)
+    assert res["duplicates"] > 20, res
+    sent = {(f.data, f.wire_len) for f in cli.read_pcap(base)}
+    got = cli.read_pcap(out)
+    assert all((f.data, f.wire_len) in sent for f in got)
+    assert max(len(f.data) for f in got) == 65589
