@@ -127,7 +127,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
     if (std::string e = rc.validate(); !e.empty()) return (err = "reframe: " + e), 2;
     server.set_reframer(rc);
   }
-  Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace);
+  Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
   Writer out(live ? nullptr : writer, wire_out);
   NfThread nft{&server, &nf_side};
   SwitchLoop loop(cfg, *mode, server, traffic, sw_nf, nf_side, feeder, out, nft, g_stop_signal);
@@ -162,6 +162,9 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   res.bytes_to_nf = sw_nf.tx_bytes;
   res.packets_from_nf = sw_nf.rx_packets;
   res.bytes_from_nf = sw_nf.rx_bytes;
+  // Frames longer than a port carries (port.h "Frame limits"), dropped there and counted.
+  uint64_t too_long = sw_nf.too_long + (external_nf ? 0 : nf_side.too_long);
+  for (int t = 0; t < traffic.size(); ++t) too_long += traffic[t].too_long;
   report_server(server, !external_nf, res);
   report_mode(*mode, res);
   // Another process's NF answers for what it did; what it never sent back is named here, and
@@ -174,8 +177,10 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
         res.packets_from_nf > res.packets_to_nf ? res.packets_from_nf - res.packets_to_nf : 0;
     res.drops.values["nf_unanswered"] = unanswered;
   }
-  res.switch_drops = mode->drops() + server.coalesced + abandoned + unanswered;
+  res.switch_drops = mode->drops() + server.coalesced + abandoned + unanswered + too_long;
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
+  if (too_long) res.drops.values["frame_too_long"] = too_long;
+  if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   traffic.report(res);
   report_port("switch_nf", sw_nf, res);
   if (!external_nf) report_port("nf_server", nf_side, res);

@@ -67,6 +67,13 @@ run::End SwitchLoop::run() {
     const bool idle = now - last_activity > quiet && (stopping_ || traffic_.rx_pending() == 0) &&
                       sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
                       (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
+    // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
+    // that only new input brings, so it is released now and the frame can enter.
+    if (!live_ && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || server_.held())) {
+      end_step(0, now);
+      last_activity = now;
+    }
     if (input_done && idle) {
       if (end_phase_ == 2) break;
       end_step(end_phase_++, now);

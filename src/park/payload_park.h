@@ -101,6 +101,8 @@ class PayloadPark {
     const uint32_t payload = std::min(L.ip_end, len) - hdr;
     if (payload < cfg_.min_payload || payload == 0)
       return send_whole(pkt, hdr, slice, ctr_.not_split_small);
+    if (len > kMaxTaggedFrame) [[unlikely]]
+      return send_whole(pkt, hdr, slice, ctr_.not_split_large);
     if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L))
       return send_whole(pkt, hdr, slice, ctr_.not_split_filtered);
     SlotTable<Parked>& table = tables_[slice];
@@ -172,7 +174,7 @@ class PayloadPark {
     ++why;
     ParkTag tag;
     tag.slice = slice;
-    tag.orig_len = uint16_t(B::pkt_len(pkt));
+    tag.orig_len = uint16_t(std::min<uint32_t>(B::pkt_len(pkt), kMaxTaggedFrame));
     uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
     if (!gap) return drop(pkt, ctr_.no_headroom);
     codec_.encode(tag, gap);

@@ -201,6 +201,10 @@ class Slicer {
     const uint32_t rest = len - hdr;
     const uint32_t cut = cfg_.slice_bytes ? std::min(cfg_.slice_bytes, rest) : rest;
     const uint32_t tail = rest - cut;
+    if (tail > 0xFFFF || hdr > 0xFFFF) {  // Entry keeps both in 16 bits
+      ++ctr_.unsliced_large;
+      return false;
+    }
     if (hdr + kTokenBytes + tail >= L.ip_end) {  // the header packet must be short (see merge):
       ++ctr_.unsliced_small;                     // too little payload, or a long trailer
       return false;

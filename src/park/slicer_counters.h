@@ -18,6 +18,7 @@ struct SlicerCounters {
   uint64_t unsliced_busy = 0;        // entry at the index still live (its TTL was decremented)
   uint64_t unsliced_no_buffer = 0;   // no buffer for the header packet: sent whole
   uint64_t unsliced_bad_core = 0;    // core id >= configured cores: sent whole (engine bug)
+  uint64_t unsliced_large = 0;       // unsliced tail above 65535 B (16-bit entry field): whole
   uint64_t escaped = 0;              // whole TCP/UDP packet that could pass for a sliced one
                                      // (shorter than its IP length, payload starting with the
                                      // escape token) or with DSCP 63: escape token added

@@ -55,6 +55,9 @@
 
 namespace nfpark::park {
 
+// The longest frame a tag can describe (orig_len is 16 bits): longer ones go whole.
+constexpr uint32_t kMaxTaggedFrame = 0xFFFF;
+
 enum class TagFormat : uint8_t { kNfpark, kPayloadPark };
 std::optional<TagFormat> parse_tag_format(std::string_view s);
 std::string_view to_string(TagFormat f);
@@ -65,7 +68,8 @@ struct ParkTag {
   uint8_t slice = 0;
   uint32_t index = 0;
   uint32_t generation = 0;
-  uint16_t orig_len = 0;    // frame length before the split (nfpark format only)
+  uint16_t orig_len = 0;    // frame length before the split (nfpark format only; 16 bits, so a
+                            // frame above kMaxTaggedFrame is never parked)
   uint16_t parked_len = 0;  // bytes parked (nfpark format only)
 };
 

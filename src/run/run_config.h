@@ -59,6 +59,7 @@ struct RunConfig {
   Faults faults;
   double reframe_us = 0;                   // Reframer T_buff in front of the chain; 0 = off
   bool pace = false;                       // replay the input at its timestamps (else at once)
+  bool pad = false;                        // rebuild truncated records to their wire length
   uint32_t pool_mbufs = 0;                 // 0 = derived from slots and rings (run/budget.h)
   uint32_t mem_mb = 0;                     // EAL memory; 0 = derived from the pools
   double timeout_s = 600;                  // hard stop

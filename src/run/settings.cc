@@ -85,6 +85,8 @@ const Setting kSettings[] = {
    "", true, "T_US", [](R& c, const V& v) { c.reframe_us = v.d; }},
   {"run", "pace", "pace", Kind::kBool, 0, 0, "", "false", "replay the input at its timestamps (a wire's pace) instead of at once",
    "", true, "", [](R& c, const V& v) { c.pace = v.b; }},
+  {"run", "pad", "pad", Kind::kBool, 0, 0, "", "false", "rebuild truncated records (caplen < wire length) to their wire length with a zero filler (docs/traces.md)",
+   "", true, "", [](R& c, const V& v) { c.pad = v.b; }},
   {"run", "progress", "no-progress", Kind::kBool, 0, 0, "", "true", "progress line on stderr for runs longer than 2 s (the flag: none)",
    "", false, "", [](R& c, const V& v) { c.progress = v.b; }},
   {"run", "pool_mbufs", "pool-mbufs", Kind::kInt, 0, kMaxHeldPackets, "mbufs", "0", "mbufs per mempool (0: derived from the mode's store and the rings)",
