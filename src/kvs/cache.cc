@@ -34,8 +34,9 @@ bool Cache::pinned(std::string_view key) const {
   return !pinned_.empty() && pinned_.find(key) != pinned_.end();
 }
 
-uint32_t Cache::pick_victim() {
-  uint32_t best = HotSet::kNone, best_freq = UINT32_MAX;
+uint32_t Cache::pick_victim(uint32_t& best_freq) {
+  uint32_t best = HotSet::kNone;
+  best_freq = UINT32_MAX;
   const uint32_t cap = hot_.capacity();
   for (uint32_t tries = 0, found = 0;
        cap && found < policy_.samples() && tries < 4 * policy_.samples(); ++tries) {
@@ -43,7 +44,7 @@ uint32_t Cache::pick_victim() {
     const HotSet::Entry& e = hot_.entry(slot);
     if (!e.live || e.pinned) continue;
     ++found;
-    const uint32_t f = policy_.estimate(e.hash);
+    const uint32_t f = HotSet::decayed(e, policy_.epoch());
     if (f < best_freq) {
       best = slot;
       best_freq = f;
@@ -57,15 +58,26 @@ uint32_t Cache::maybe_promote(uint32_t pos, std::string_view key, uint64_t hash,
   if (!pin && (!auto_hot_ || freq < policy_.promote_min())) return HotSet::kNone;
   const RecordHeader& h = store_.header(pos);
   if (!hot_.can_fit(h.nbytes)) {
-    const uint32_t victim = pick_victim();
+    if (floor_epoch_ != policy_.epoch()) admit_floor_ = 0;  // estimates halved since
+    if (!pin && freq <= admit_floor_) return HotSet::kNone;
+    uint32_t victim_freq = 0;
+    const uint32_t victim = pick_victim(victim_freq);
     if (victim == HotSet::kNone) return HotSet::kNone;
-    if (!pin && policy_.estimate(hot_.entry(victim).hash) >= freq) return HotSet::kNone;
+    if (!pin && victim_freq >= freq) {
+      admit_floor_ = victim_freq;
+      floor_epoch_ = policy_.epoch();
+      return HotSet::kNone;
+    }
     store_.clear_hot(hot_.entry(victim).index_pos);
     hot_.demote(victim);
     if (!hot_.can_fit(h.nbytes)) return HotSet::kNone;  // its block is still in flight
   }
-  const uint32_t slot = hot_.promote(store_.data(pos), h.nbytes, hash, pos, pin);
-  if (slot != HotSet::kNone) store_.set_hot(pos, slot);
+  const uint32_t slot =
+      hot_.promote(store_.data(pos), h.nbytes, hash, pos, pin, freq, policy_.epoch());
+  if (slot != HotSet::kNone) {
+    store_.set_hot(pos, slot);
+    admit_floor_ = 0;
+  }
   return slot;
 }
 
@@ -93,9 +105,11 @@ Cache::Hit Cache::get(std::string_view key, Nanos now, bool zero_copy) {
   r.cas = h.cas;
   r.data = store_.data(pos);
   if (zero_copy) {
-    const uint32_t freq = policy_.touch(hash);
     uint32_t slot = store_.hot(pos);
-    if (slot == HotSet::kNone) slot = maybe_promote(pos, key, hash, freq);
+    if (slot != HotSet::kNone)
+      hot_.hit(slot, policy_.epoch());
+    else
+      slot = maybe_promote(pos, key, hash, policy_.touch(hash));
     if (slot != HotSet::kNone) {
       r.hot = hot_.serve(slot, r.data, r.nbytes);
       if (r.hot.zero_copy) ++c_.hot_hits;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/flow_key.h"
 #include "core/time.h"
 #include "kvs/hot_policy.h"
 #include "kvs/hot_set.h"
@@ -69,6 +70,15 @@ class Cache final : private ItemStore::Listener, public RefReleaser {
 
   void release(HotRef ref) override { hot_.release(ref); }
 
+  // Batched prefetch over a burst (see ItemStore): stage 0 the buckets, then 1 the records.
+  void prefetch(std::string_view key, int stage) const {
+    const uint64_t h = hash_bytes(key.data(), key.size());
+    if (stage == 0)
+      store_.prefetch_bucket(h);
+    else
+      store_.prefetch_record(h);
+  }
+
   const ItemStore& store() const { return store_; }
   const HotSet& hot() const { return hot_; }
   const HotPolicy& policy() const { return policy_; }
@@ -81,7 +91,7 @@ class Cache final : private ItemStore::Listener, public RefReleaser {
   void drop(uint32_t pos);  // erase an entry, demoting it first
   bool pinned(std::string_view key) const;
   uint32_t maybe_promote(uint32_t pos, std::string_view key, uint64_t hash, uint32_t freq);
-  uint32_t pick_victim();
+  uint32_t pick_victim(uint32_t& freq);
 
   ItemStore store_;
   HotSet hot_;
@@ -89,7 +99,8 @@ class Cache final : private ItemStore::Listener, public RefReleaser {
   bool auto_hot_;
   std::set<std::string, std::less<>> pinned_;
   uint64_t next_cas_ = 0;
-  uint64_t keep_from_ = ~0ull;  // lowest log offset a reply being built copies from
+  uint64_t keep_from_ = ~0ull;                  // lowest log offset a reply being built copies from
+  uint32_t admit_floor_ = 0, floor_epoch_ = 0;  // see hot_policy.h
   CacheCounters c_;
 };
 

@@ -9,7 +9,12 @@
 // at random (that entry is demoted). Why: O(1) fixed memory per access (no per-key state for
 // cold keys), robust to one-off scans (a key read once never displaces a popular one), and
 // sampling avoids keeping a heap ordered by a frequency that changes on every access.
-// Pinned keys (configured with --hot-keys) are never chosen as victims.
+// Pinned keys (configured with --hot-keys) are never chosen as victims. While a key is hot its
+// accesses are counted in its hot-set entry (decayed by the same epochs) instead of the
+// sketch: the entry is touched anyway, the sketch's four random counters are not. A candidate
+// that lost against a sample sets an admission floor: until the next decay or promotion, a
+// candidate no more frequent than that floor is refused without drawing a new sample (so a
+// full hot set under uniform traffic costs one comparison per cold GET, not eight lookups).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,6 +37,7 @@ class HotPolicy {
   uint32_t promote_min() const { return cfg_.promote_min; }
   uint32_t samples() const { return cfg_.samples; }
   uint64_t next_random();  // for sampling victims (xorshift64*, fixed seed: runs repeat)
+  uint32_t epoch() const { return uint32_t(decays_); }  // halvings so far
   uint64_t decays() const { return decays_; }
 
  private:

@@ -36,7 +36,7 @@ void HotSet::drop_block(Entry& e) {
 }
 
 uint32_t HotSet::promote(const uint8_t* data, uint32_t nbytes, uint64_t hash, uint32_t index_pos,
-                         bool pinned) {
+                         bool pinned, uint32_t hits, uint32_t epoch) {
   if (free_slots_.empty()) return kNone;
   const uint32_t slot = free_slots_.back();
   Entry& e = entries_[slot];
@@ -48,6 +48,8 @@ uint32_t HotSet::promote(const uint8_t* data, uint32_t nbytes, uint64_t hash, ui
   e.refs = 0;
   e.live = true;
   e.pinned = pinned;
+  e.hits = hits;
+  e.epoch = epoch;
   ++e.gen;
   ++live_;
   ++c_.promotions;

@@ -49,7 +49,7 @@ class HotSet {
   // Copies a value (nbytes, "\r\n" included) into a new stable buffer; the entry's slot, or
   // kNone when there is no free entry or block.
   uint32_t promote(const uint8_t* data, uint32_t nbytes, uint64_t hash, uint32_t index_pos,
-                   bool pinned);
+                   bool pinned, uint32_t hits = 0, uint32_t epoch = 0);
   // Would a value of nbytes fit in a free block now?
   bool can_fit(uint32_t nbytes) const;
 
@@ -68,8 +68,20 @@ class HotSet {
   struct Entry {
     uint64_t offset = Region::kNone, hash = 0;
     uint32_t nbytes = 0, refs = 0, gen = 0, index_pos = 0;
+    uint32_t hits = 0, epoch = 0;  // the policy's decayed access count, kept here while hot
     bool valid = false, live = false, pinned = false;
   };
+  // Access counting while hot (the policy's sketch counts cold keys): halved once per decay
+  // epoch, like the sketch, so that the two compare.
+  static uint32_t decayed(const Entry& e, uint32_t epoch) {
+    const uint32_t d = epoch - e.epoch;
+    return d >= 32 ? 0 : e.hits >> d;
+  }
+  void hit(uint32_t slot, uint32_t epoch) {
+    Entry& e = entries_[slot];
+    e.hits = decayed(e, epoch) + 1;
+    e.epoch = epoch;
+  }
   const Entry& entry(uint32_t slot) const { return entries_[slot]; }
   uint32_t capacity() const { return uint32_t(entries_.size()); }
   uint32_t live() const { return live_; }

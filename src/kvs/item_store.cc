@@ -8,6 +8,7 @@ namespace nfpark::kvs {
 
 ItemStore::ItemStore(uint64_t log_bytes, uint32_t index_entries, Listener* listener)
     : cap_(log_bytes & ~uint64_t(7)),
+      cap_mask_(std::has_single_bit(cap_) ? cap_ - 1 : 0),
       log_(new uint8_t[cap_]),
       scratch_(new uint8_t[cap_ / 2]),
       listener_(listener) {
@@ -29,6 +30,14 @@ uint32_t ItemStore::find(std::string_view key, uint64_t hash) const {
       return b + w;
   }
   return kNotFound;
+}
+
+void ItemStore::prefetch_record(uint64_t hash) const {
+  const uint32_t b = uint32_t(hash & bucket_mask_) * kWays;
+  const auto tag = uint32_t(hash >> 32);
+  for (uint32_t w = 0; w < kWays; ++w)
+    if (entries_[b + w].tag == tag && entries_[b + w].offset < kMoving)
+      __builtin_prefetch(hdr(entries_[b + w].offset));
 }
 
 const uint8_t* ItemStore::data(uint32_t pos) const {
@@ -57,7 +66,7 @@ void ItemStore::make_room(uint64_t end) {
   while (end - tail_ > cap_) {
     const RecordHeader* h = hdr(tail_);
     if (h->size == 0) {  // padding: the rest of this lap is unused
-      tail_ += cap_ - tail_ % cap_;
+      tail_ += cap_ - phys(tail_);
       continue;
     }
     const RecordHeader copy = *h;
@@ -67,9 +76,9 @@ void ItemStore::make_room(uint64_t end) {
 }
 
 uint64_t ItemStore::append(uint64_t size) {
-  const uint64_t phys = head_ % cap_;
-  if (phys + size > cap_) {  // records never straddle the end: pad to the next lap
-    const uint64_t lap_end = head_ + (cap_ - phys);
+  const uint64_t at = phys(head_);
+  if (at + size > cap_) {  // records never straddle the end: pad to the next lap
+    const uint64_t lap_end = head_ + (cap_ - at);
     make_room(lap_end);
     hdr(head_)->size = 0;
     head_ = lap_end;
@@ -122,8 +131,8 @@ void ItemStore::maybe_reinsert(uint32_t pos, uint64_t keep_from) {
   if (head_ - e.offset <= cap_ - cap_ / 4) return;  // not in the oldest quarter
   const RecordHeader* h = hdr(e.offset);
   const uint32_t size = h->size;
-  const uint64_t phys = head_ % cap_;
-  const uint64_t new_head = head_ + (phys + size > cap_ ? cap_ - phys : 0) + size;
+  const uint64_t at = phys(head_);
+  const uint64_t new_head = head_ + (at + size > cap_ ? cap_ - at : 0) + size;
   if (new_head > cap_ && new_head - cap_ > keep_from) return;  // would overwrite it
   std::memcpy(scratch_.get(), h, size);  // the append below may overwrite the old bytes
   e.offset = kMoving;

@@ -61,6 +61,14 @@ class ItemStore {
   uint64_t max_record() const { return cap_ / 2; }
 
   uint32_t find(std::string_view key, uint64_t hash) const;
+  // A burst's lookups overlap their cache misses (MICA's batched prefetch): first every key's
+  // bucket, then (bucket in cache) the records whose tag matches.
+  void prefetch_bucket(uint64_t hash) const {
+    const Entry* b = &entries_[uint32_t(hash & bucket_mask_) * kWays];
+    __builtin_prefetch(b);
+    __builtin_prefetch(b + kWays - 1);
+  }
+  void prefetch_record(uint64_t hash) const;
   // Writes a record for `key` and points its entry at it (created if absent, keeping the hot
   // link if present). The record's data is copied from `data` (nbytes). Returns the entry.
   // `data` must not point into the log (see reinsert()).
@@ -90,8 +98,9 @@ class ItemStore {
     uint32_t tag = 0;
     uint32_t hot = 0;  // hot slot + 1; 0 when cold
   };
+  uint64_t phys(uint64_t off) const { return cap_mask_ ? off & cap_mask_ : off % cap_; }
   RecordHeader* hdr(uint64_t off) const {
-    return reinterpret_cast<RecordHeader*>(log_.get() + off % cap_);
+    return reinterpret_cast<RecordHeader*>(log_.get() + phys(off));
   }
   uint64_t append(uint64_t size);  // room for one record: evicts, pads; returns its offset
   void make_room(uint64_t end);    // evicts until [tail, end) fits in the buffer
@@ -100,6 +109,7 @@ class ItemStore {
   void lose(Entry& e);
 
   uint64_t cap_;
+  uint64_t cap_mask_;  // cap_ - 1 when cap_ is a power of two (no division per access), else 0
   std::unique_ptr<uint8_t[]> log_;      // not zeroed: pages are touched as the log fills
   std::unique_ptr<uint8_t[]> scratch_;  // one record, for maybe_reinsert()
   std::vector<Entry> entries_;

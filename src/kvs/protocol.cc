@@ -27,6 +27,22 @@ char* put_u64(char* p, uint64_t v) {
 constexpr const char* kBadFormat = "CLIENT_ERROR bad command line format";
 }  // namespace
 
+std::string_view first_get_key(const uint8_t* udp, uint32_t len) {
+  if (len < kUdpFrameHeader + 5 || udp[4] != 0 || udp[5] != 1) return {};
+  const char* p = reinterpret_cast<const char*>(udp + kUdpFrameHeader);
+  const char* end = reinterpret_cast<const char*>(udp + len);
+  if (std::memcmp(p, "get ", 4) == 0)
+    p += 4;
+  else if (end - p > 5 && std::memcmp(p, "gets ", 5) == 0)
+    p += 5;
+  else
+    return {};
+  while (p < end && *p == ' ') ++p;
+  const char* k = p;
+  while (p < end && *p != ' ' && *p != '\r' && *p != '\n' && *p != '\0') ++p;
+  return {k, size_t(p - k)};
+}
+
 Protocol::Protocol(Cache& cache, const ProtocolConfig& cfg)
     : cache_(cache), cfg_(cfg), window_(&cache) {}
 

@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/time.h"
 #include "kvs/cache.h"
@@ -43,6 +44,10 @@ struct ProtocolCounters {
   uint64_t ignored = 0;        // incomplete trailing lines and culled requests (no reply)
   uint64_t malformed() const { return errors + client_errors + server_errors + ignored; }
 };
+
+// The first key of a single-datagram `get`/`gets` (frame header included in `udp`), or an
+// empty view: what an engine prefetches for before it runs a burst of requests.
+std::string_view first_get_key(const uint8_t* udp, uint32_t len);
 
 class Protocol {
  public:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -90,8 +91,9 @@ std::vector<uint8_t> udp_packet(size_t payload) {  // an IPv4 packet (no Etherne
 }
 std::vector<uint8_t> fragment(const std::vector<uint8_t>& pkt, uint32_t off, uint32_t len,
                               bool more) {
-  std::vector<uint8_t> f(pkt.begin(), pkt.begin() + 20);
-  f.insert(f.end(), pkt.begin() + 20 + off, pkt.begin() + 20 + off + len);
+  std::vector<uint8_t> f(20 + size_t(len));
+  std::memcpy(f.data(), pkt.data(), 20);
+  std::memcpy(f.data() + 20, pkt.data() + 20 + off, len);
   store_be16(f.data() + 2, uint16_t(f.size()));
   store_be16(f.data() + 6, uint16_t((more ? 0x2000 : 0) | off / 8));
   store_be16(f.data() + 10, ipv4_header_checksum(f.data(), 20));

@@ -218,3 +218,22 @@ TEST(Protocol, FrameHeadersAsMemcached) {
 
 }  // namespace
 }  // namespace nfpark::kvs::testing
+
+namespace nfpark::kvs::testing {
+namespace {
+
+TEST(Protocol, FirstGetKeyForPrefetching) {
+  auto key = [](std::string_view body, uint16_t total = 1) {
+    const std::vector<uint8_t> f = frame(1, body, 0, total);
+    return std::string(first_get_key(f.data(), uint32_t(f.size())));
+  };
+  EXPECT_EQ(key("get abc d\r\n"), "abc");
+  EXPECT_EQ(key("gets  k1\r\n"), "k1");
+  EXPECT_EQ(key("get k"), "k");
+  EXPECT_EQ(key("set k 0 0 1\r\nx\r\n"), "");
+  EXPECT_EQ(key("get k\r\n", 2), "") << "multi-datagram requests are not peeked";
+  EXPECT_EQ(key("get"), "");
+}
+
+}  // namespace
+}  // namespace nfpark::kvs::testing
