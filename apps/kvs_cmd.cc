@@ -1,17 +1,12 @@
 // nfpark kvs: memcached over UDP on a DPDK port, hot values sent zero-copy (nicmem's nmKVS).
-#include <unistd.h>
-
 #include <atomic>
-#include <chrono>
 #include <csignal>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <sstream>
-#include <thread>
 
 #include "args.h"
 #include "commands.h"
-#include "core/json.h"
 #include "dp/eal.h"
 #include "dp/kvs_engine.h"
 #include "dp/kvs_tap.h"
@@ -21,12 +16,8 @@ namespace nfpark::app {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
-
-Nanos unix_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+void on_signal(int) {
+  g_stop = true;
 }
 
 // `--tap NAME ADDR/PREFIX` takes two values: taken out of argv before Args sees the rest.
@@ -60,22 +51,24 @@ bool get_u64(Args& a, const char* name, uint64_t lo, uint64_t hi, uint64_t& out,
   return true;
 }
 
-bool configure(Args& a, const std::string& tap, const std::string& tap_addr,
-               dp::KvsEngineConfig& c, std::string& port, uint32_t& host_addr, uint8_t& prefix,
-               std::string& err) {
+bool configure(Args& a, const std::string& tap, const std::string& tap_addr, dp::KvsEngineConfig& c,
+               std::string& port, uint32_t& host_addr, uint8_t& prefix, std::string& err) {
   if (tap.empty() == !a.has("port"))
     return (err = "give one of --port SPEC or --tap NAME ADDR/PREFIX (see --help)"), false;
   if (!tap.empty()) {
     if (tap.size() >= 16 || tap.find_first_of(" /,") != std::string::npos)
       return (err = "--tap: '" + tap + "' is not an interface name (at most 15 characters)"), false;
     if (!dp::parse_ipv4_prefix(tap_addr, host_addr, prefix))
-      return (err = "--tap: '" + tap_addr + "' is not ADDR/PREFIX (e.g. 10.77.0.1/24, prefix 1..30)"), false;
+      return (err =
+                  "--tap: '" + tap_addr + "' is not ADDR/PREFIX (e.g. 10.77.0.1/24, prefix 1..30)"),
+             false;
     port = dp::tap_port_spec(tap);
   } else {
     port = a.get("port");
   }
   if (a.has("ip")) {
-    if (!dp::parse_ipv4(a.get("ip"), c.ip)) return (err = "--ip: '" + a.get("ip") + "' is not an IPv4 address"), false;
+    if (!dp::parse_ipv4(a.get("ip"), c.ip))
+      return (err = "--ip: '" + a.get("ip") + "' is not an IPv4 address"), false;
   } else if (!tap.empty()) {
     c.ip = host_addr + 1;  // the next address of the TAP's prefix
   } else {
@@ -85,7 +78,9 @@ bool configure(Args& a, const std::string& tap, const std::string& tap_addr,
     const uint32_t mask = ~uint32_t(0) << (32 - prefix);
     if ((c.ip & mask) != (host_addr & mask) || c.ip == host_addr || (c.ip & ~mask) == 0 ||
         (c.ip & ~mask) == ~mask)
-      return (err = "--ip: " + dp::ipv4_to_string(c.ip) + " is not a free host address of " + tap_addr), false;
+      return (err = "--ip: " + dp::ipv4_to_string(c.ip) + " is not a free host address of " +
+                    tap_addr),
+             false;
   }
   uint64_t v = 0;
   struct U {
@@ -97,7 +92,8 @@ bool configure(Args& a, const std::string& tap, const std::string& tap_addr,
       {"log-mb", 4, 1u << 20, [&](uint64_t x) { c.server.cache.log_bytes = x << 20; }},
       {"hot-mb", 0, 1u << 16, [&](uint64_t x) { c.nicmem_bytes = x << 20; }},
       {"hot-items", 1, 1u << 24, [&](uint64_t x) { c.server.cache.hot_items = uint32_t(x); }},
-      {"promote-min", 1, 1u << 20, [&](uint64_t x) { c.server.cache.policy.promote_min = uint32_t(x); }},
+      {"promote-min", 1, 1u << 20,
+       [&](uint64_t x) { c.server.cache.policy.promote_min = uint32_t(x); }},
       {"max-value", 1, 64u << 20, [&](uint64_t x) { c.server.protocol.max_value = uint32_t(x); }},
       {"mbufs", 2048, 1u << 20, [&](uint64_t x) { c.mbufs = uint32_t(x); }},
   };
@@ -120,40 +116,15 @@ bool configure(Args& a, const std::string& tap, const std::string& tap_addr,
   return true;
 }
 
-void print_result(bool json, const dp::KvsEngine& e, const std::string& port, double seconds) {
-  CounterMap m;
-  e.counters(m.sink());
-  if (json) {
-    JsonWriter j;
-    j.begin_object();
-    j.value("port", port);
-    j.value("ip", dp::ipv4_to_string(e.endpoint().ip()));
-    j.value("udp_port", int(e.endpoint().port()));
-    j.value("zero_copy", e.zero_copy());
-    j.value("seconds", seconds);
-    j.value("balanced", e.balanced());
-    j.value("pools_full", e.pools_full());
-    j.begin_object("counters");
-    for (auto& [k, v] : m.values) j.value(k, v);
-    j.end_object();
-    j.end_object();
-    std::printf("%s\n", j.str().c_str());
-    return;
-  }
-  std::printf("nfpark kvs: %.1f s on %s\n", seconds, port.c_str());
-  for (auto& [k, v] : m.values)
-    if (v) std::printf("  %-22s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
-  std::printf("  %-22s %s\n  %-22s %s\n", "rx = handled + drops", e.balanced() ? "yes" : "NO",
-              "pools full at exit", e.pools_full() ? "yes" : "NO");
-}
-
 }  // namespace
 
 int kvs_main(int argc, char** argv) {
-  Args a("nfpark kvs", "A memcached-compatible key-value server (UDP) on a DPDK port; hot values\n"
-                       "are sent zero-copy from a \"NIC memory\" region (nicmem's nmKVS).");
+  Args a("nfpark kvs",
+         "A memcached-compatible key-value server (UDP) on a DPDK port; hot values\n"
+         "are sent zero-copy from a \"NIC memory\" region (nicmem's nmKVS).");
   a.option("port", "SPEC", "DPDK port: vdev:DEVARGS, pci:ADDR or a port id (see docs/kvs.md)")
-      .option("tap", "NAME ADDR/PREFIX", "create kernel TAP interface NAME with ADDR/PREFIX\n"
+      .option("tap", "NAME ADDR/PREFIX",
+              "create kernel TAP interface NAME with ADDR/PREFIX\n"
               "(net_tap), so that local programs reach the server over UDP")
       .option("ip", "ADDR", "the server's IPv4 address (default with --tap: ADDR + 1)")
       .option("udp-port", "N", "UDP port", "11211")
@@ -171,10 +142,11 @@ int kvs_main(int argc, char** argv) {
       .flag("no-zero-copy", "copy every value into the reply (no hot set)")
       .flag("busy-poll", "never sleep when idle (default: sleep 100 us after 1000 empty polls)")
       .flag("json", "print the counters as JSON at exit")
-      .epilog("Example: sudo nfpark kvs --tap kvs0 10.77.0.1/24 --hot-keys user:1,user:2\n"
-              "  then: printf '\\0\\1\\0\\0\\0\\1\\0\\0version\\r\\n' | nc -u -w1 10.77.0.2 11211\n"
-              "Runs until SIGINT/SIGTERM (or --timeout); exits 1 if a frame or a buffer went\n"
-              "unaccounted. Protocol, store, hot set and results: docs/kvs.md.");
+      .epilog(
+          "Example: sudo nfpark kvs --tap kvs0 10.77.0.1/24 --hot-keys user:1,user:2\n"
+          "  then: printf '\\0\\1\\0\\0\\0\\1\\0\\0version\\r\\n' | nc -u -w1 10.77.0.2 11211\n"
+          "Runs until SIGINT/SIGTERM (or --timeout); exits 1 if a frame or a buffer went\n"
+          "unaccounted. Protocol, store, hot set and results: docs/kvs.md.");
   std::string tap, tap_addr, err;
   if (!take_tap(argc, argv, tap, tap_addr, err)) {
     std::fprintf(stderr, "nfpark kvs: %s\n", err.c_str());
@@ -209,7 +181,6 @@ int kvs_main(int argc, char** argv) {
     return 1;
   }
   int rc = 0;
-  double seconds = 0;
   {
     dp::KvsEngine engine;
     if (!engine.init(cfg, err) || !engine.open_port(port, err) ||
@@ -224,21 +195,9 @@ int kvs_main(int argc, char** argv) {
                  engine.zero_copy() ? "on" : "off");
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
-    const bool busy = a.flag_set("busy-poll");
-    const auto t0 = std::chrono::steady_clock::now();
-    unsigned idle = 0;
-    while (!g_stop) {
-      if (engine.poll(unix_now()) > 0) {
-        idle = 0;
-        continue;
-      }
-      engine.flush();
-      if (timeout_s && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(timeout_s)) break;
-      if (!busy && ++idle > 1000) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = engine.serve(g_stop, double(timeout_s), a.flag_set("busy-poll"));
     engine.close();
-    print_result(a.flag_set("json"), engine, port, seconds);
+    std::fputs(engine.report(port, seconds, a.flag_set("json")).c_str(), stdout);
     if (!engine.balanced()) {
       std::fprintf(stderr, "nfpark kvs: frames in != handled + drops (see the counters): a bug\n");
       rc = 1;

@@ -5,10 +5,14 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "core/bytes.h"
+#include "core/json.h"
+#include "dp/kvs_tap.h"
 
 namespace nfpark::dp {
 
@@ -230,6 +234,62 @@ void KvsEngine::counters(const CounterSink& s) const {
   }
   s("tx_abandoned", c_.tx_abandoned);
   if (server_) server_->counters(s);
+}
+
+}  // namespace nfpark::dp
+
+namespace nfpark::dp {
+
+double KvsEngine::serve(const std::atomic<bool>& stop, double timeout_s, bool busy) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  unsigned idle = 0;
+  while (!stop) {
+    const Nanos now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    if (poll(now) > 0) {
+      idle = 0;
+      continue;
+    }
+    flush();
+    if (timeout_s > 0 && std::chrono::duration<double>(clock::now() - t0).count() > timeout_s)
+      break;
+    if (!busy && ++idle > 1000) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+std::string KvsEngine::report(const std::string& port, double seconds, bool json) const {
+  CounterMap m;
+  counters(m.sink());
+  if (json) {
+    JsonWriter j;
+    j.begin_object();
+    j.value("port", port);
+    j.value("ip", ipv4_to_string(cfg_.ip));
+    j.value("udp_port", int(cfg_.udp_port));
+    j.value("zero_copy", zero_copy_);
+    j.value("seconds", seconds);
+    j.value("balanced", balanced());
+    j.value("pools_full", pools_full());
+    j.begin_object("counters");
+    for (auto& [k, v] : m.values) j.value(k, v);
+    j.end_object();
+    j.end_object();
+    return j.str() + "\n";
+  }
+  char b[160];
+  std::snprintf(b, sizeof b, "nfpark kvs: %.1f s on %s\n", seconds, port.c_str());
+  std::string out = b;
+  for (auto& [k, v] : m.values) {
+    if (!v) continue;
+    std::snprintf(b, sizeof b, "  %-22s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
+    out += b;
+  }
+  std::snprintf(b, sizeof b, "  %-22s %s\n  %-22s %s\n", "rx = handled + drops",
+                balanced() ? "yes" : "NO", "pools full at exit", pools_full() ? "yes" : "NO");
+  return out + b;
 }
 
 }  // namespace nfpark::dp

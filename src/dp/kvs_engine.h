@@ -10,6 +10,7 @@
 //           zero-copy); rx_frames == arp + icmp + udp + fragments + drops, checked by
 //           balanced().
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -53,7 +54,12 @@ class KvsEngine {
   bool open_ring(const std::string& name, rte_ring*& rx, rte_ring*& tx, std::string& err);
 
   unsigned poll(Nanos now);  // one burst; returns frames received
-  bool flush();              // retries frames the port did not take yet; true when none are left
+  // Polls until `stop` is set or `timeout_s` (0: none) has passed; when idle for 1000 polls,
+  // sleeps 100 us between polls unless `busy`. Returns the seconds it ran.
+  double serve(const std::atomic<bool>& stop, double timeout_s, bool busy);
+  // The result: counters, accounting and pool checks (JSON or text).
+  std::string report(const std::string& port, double seconds, bool json) const;
+  bool flush();  // retries frames the port did not take yet; true when none are left
   // Stops and closes the port (returning the mbufs it holds) and frees everything.
   void close();
   bool pools_full() const;
