@@ -283,7 +283,6 @@ Protocol::Step Protocol::update(size_t ntokens, Cache::Mode mode, char* rest, si
     out("SERVER_ERROR object too large for cache");
     if (mode == Cache::Mode::kSet) cache_.remove(key, now_, false);  // no stale value stays
     if (avail >= need) return {Next::kContinue, need};               // swallowed, as memcached does
-    ++c_.ignored;
     return {Next::kDrop, avail};
   }
   if (avail < need) {  // memcached would read the rest from the next datagram
