@@ -11,9 +11,9 @@ FrameAssembler::FrameAssembler(uint32_t contexts, uint32_t max_bytes, uint32_t m
     c.have.assign(max_datagrams, 0);
     c.off.assign(max_datagrams, 0);
     c.len.assign(max_datagrams, 0);
-    c.buf.resize(max_bytes);
+    c.buf.reset(new char[max_bytes]);
   }
-  out_.resize(max_bytes);
+  out_.reset(new char[max_bytes]);
 }
 
 uint32_t FrameAssembler::pending() const {
@@ -77,7 +77,7 @@ FrameAssembler::Request FrameAssembler::add(uint64_t client, uint16_t id, uint16
     ctx->used = false;
     return {};
   }
-  std::memcpy(ctx->buf.data() + ctx->bytes, data, len);
+  std::memcpy(ctx->buf.get() + ctx->bytes, data, len);
   ctx->have[seq] = 1;
   ctx->off[seq] = ctx->bytes;
   ctx->len[seq] = len;
@@ -85,12 +85,12 @@ FrameAssembler::Request FrameAssembler::add(uint64_t client, uint16_t id, uint16
   if (++ctx->got < ctx->total) return {};
   uint32_t n = 0;  // in sequence order, whatever order the datagrams came in
   for (uint16_t s = 0; s < ctx->total; ++s) {
-    std::memcpy(out_.data() + n, ctx->buf.data() + ctx->off[s], ctx->len[s]);
+    std::memcpy(out_.get() + n, ctx->buf.get() + ctx->off[s], ctx->len[s]);
     n += ctx->len[s];
   }
   ctx->used = false;
   ++c_.assembled;
-  return {out_.data(), n};
+  return {out_.get(), n};
 }
 
 }  // namespace nfpark::kvs

@@ -12,6 +12,7 @@
 // Time:     `now` passed in (Nanos).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/time.h"
@@ -46,14 +47,14 @@ class FrameAssembler {
     Nanos last = 0;
     std::vector<uint8_t> have;       // per sequence number
     std::vector<uint32_t> off, len;  // per sequence number, in `buf`
-    std::vector<char> buf;
+    std::unique_ptr<char[]> buf;  // not zeroed: touched only when used
   };
   void expire(Nanos now);
 
   uint32_t max_bytes_, max_datagrams_;
   Nanos timeout_;
   std::vector<Ctx> ctx_;
-  std::vector<char> out_;
+  std::unique_ptr<char[]> out_;
   AssemblerCounters c_;
 };
 
