@@ -10,21 +10,30 @@ HotSet::HotSet(uint8_t* base, uint64_t bytes, uint32_t max_items, uint64_t max_b
   for (uint32_t i = uint32_t(entries_.size()); i-- > 0;) free_slots_.push_back(i);
 }
 
+uint64_t HotSet::block_need(uint32_t nbytes, bool& trailer) const {
+  const uint64_t value = nbytes - 2;  // nbytes counts the value's "\r\n"
+  trailer = region_.fit(value + kTrailer) == region_.fit(value ? value : 1);
+  return trailer ? value + kTrailer : value;
+}
+
 bool HotSet::can_fit(uint32_t nbytes) const {
-  return !free_slots_.empty() && region_.can_alloc(uint64_t(nbytes) + kEndMarker);
+  bool trailer = false;
+  return !free_slots_.empty() && region_.can_alloc(block_need(nbytes, trailer));
 }
 
 bool HotSet::write_stable(Entry& e, const uint8_t* data, uint32_t nbytes) {
-  const uint64_t need = uint64_t(nbytes) + kEndMarker;
+  bool trailer = false;
+  const uint64_t need = block_need(nbytes, trailer);
   if (e.offset != Region::kNone && region_.block_size(e.offset) != region_.fit(need)) drop_block(e);
   if (e.offset == Region::kNone) {
     e.offset = region_.alloc(need);
     if (e.offset == Region::kNone) return false;
   }
   // The only CPU accesses to the region: writes (write-combined on real nicmem).
-  std::memcpy(base_ + e.offset, data, nbytes);
-  std::memcpy(base_ + e.offset + nbytes, "END\r\n", kEndMarker);
+  std::memcpy(base_ + e.offset, data, nbytes - 2);
+  if (trailer) std::memcpy(base_ + e.offset + nbytes - 2, "\r\nEND\r\n", kTrailer);
   e.nbytes = nbytes;
+  e.trailer = trailer;
   e.valid = true;
   return true;
 }
@@ -76,7 +85,8 @@ HotSet::Served HotSet::serve(uint32_t slot, const uint8_t* pending, uint32_t nby
   ++refs_;
   s.zero_copy = true;
   s.data = base_ + e.offset;
-  s.room = e.nbytes + kEndMarker;
+  s.len = e.trailer ? e.nbytes : e.nbytes - 2;
+  s.room = e.trailer ? e.nbytes + kEndMarker : s.len;
   s.ref = HotRef{slot, e.gen};
   return s;
 }

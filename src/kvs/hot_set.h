@@ -12,8 +12,11 @@
 //           the pending value), refresh_failed (no block for a grown value), stale_releases.
 // Refs:     nicmem (ASPLOS'22) §4.2.2 and §5 (nmKVS on MICA).
 //
-// Theory of operation. A stable buffer holds value + "\r\n" followed by "END\r\n" (so a reply
-// that ends with the value sends its terminator from the same buffer). The pending buffer is
+// Theory of operation. A stable buffer holds the value, then "\r\nEND\r\n" when those 7 bytes
+// fit in the block the value needs anyway (a reply ending with the value then sends its
+// terminator from the same buffer); a value whose size is a power of two, or just under one,
+// is stored alone — 1 KiB values in 1 KiB blocks, not 2 KiB — and its reply copies the
+// terminator. The pending buffer is
 // the item's current record in the host-memory log: a SET writes the log (as for any item) and
 // clears `valid`. A GET, as the paper specifies:
 //   valid               -> refs++, send the stable buffer zero-copy;
@@ -34,7 +37,8 @@
 
 namespace nfpark::kvs {
 
-constexpr uint32_t kEndMarker = 5;  // "END\r\n", kept after each stable value
+constexpr uint32_t kEndMarker = 5;  // "END\r\n"
+constexpr uint32_t kTrailer = 7;    // "\r\nEND\r\n", kept after a stable value when it fits
 
 struct HotCounters {
   uint64_t promotions = 0, demotions = 0, invalidations = 0, swaps = 0, stable_hits = 0,
@@ -56,7 +60,8 @@ class HotSet {
   struct Served {
     bool zero_copy = false;
     const uint8_t* data = nullptr;  // the stable buffer (zero_copy only)
-    uint32_t room = 0;              // bytes readable there: nbytes + kEndMarker
+    uint32_t len = 0;               // bytes of the reply there: the value, + "\r\n" if kept
+    uint32_t room = 0;              // bytes readable there: len, + "END\r\n" if kept
     HotRef ref;
   };
   // A GET of hot item `slot` whose current (pending) value is data[0, nbytes).
@@ -69,7 +74,7 @@ class HotSet {
     uint64_t offset = Region::kNone, hash = 0;
     uint32_t nbytes = 0, refs = 0, gen = 0, index_pos = 0;
     uint32_t hits = 0, epoch = 0;  // the policy's decayed access count, kept here while hot
-    bool valid = false, live = false, pinned = false;
+    bool valid = false, live = false, pinned = false, trailer = false;
   };
   // Access counting while hot (the policy's sketch counts cold keys): halved once per decay
   // epoch, like the sketch, so that the two compare.
@@ -93,6 +98,7 @@ class HotSet {
 
  private:
   bool write_stable(Entry& e, const uint8_t* data, uint32_t nbytes);
+  uint64_t block_need(uint32_t nbytes, bool& trailer) const;
   void drop_block(Entry& e);
   void free_slot(uint32_t slot);
 

@@ -234,10 +234,12 @@ Protocol::Step Protocol::get(size_t ntokens, bool return_cas) {
         *p++ = '\r';
         *p++ = '\n';
         window_.text({line, size_t(p - line)});
-        if (h.hot.zero_copy)
-          window_.hot(h.hot.data, h.nbytes, h.hot.room, h.hot.ref);
-        else
+        if (!h.hot.zero_copy) {
           window_.value(h.data, h.nbytes);
+        } else {
+          window_.hot(h.hot.data, h.hot.len, h.hot.room, h.hot.ref);
+          if (h.hot.len < h.nbytes) window_.text("\r\n");  // not kept in the stable buffer
+        }
       }
       ++k;
       if (tokens_[k].length != 0) window_.start();

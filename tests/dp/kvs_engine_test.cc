@@ -151,6 +151,17 @@ TEST_F(KvsEngineTest, HotValuesLeaveAsExternalSegmentsColdOnesAreCopied) {
   const ReplyCounters& rc = engine.reply_counters();
   EXPECT_EQ(rc.bytes_zero_copy, 12u);
   EXPECT_EQ(rc.bytes_copied, 7u);
+  // 1 KiB: the stable buffer holds the value alone; the terminator follows in a third segment.
+  const std::string k(1024, 'k');
+  request_and_free("set hot 0 0 1024\r\n" + k + "\r\n");
+  r = request("get hot\r\n");
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0]->nb_segs, 3);
+  EXPECT_TRUE(RTE_MBUF_HAS_EXTBUF(r[0]->next));
+  EXPECT_EQ(r[0]->next->data_len, 1024u);
+  EXPECT_FALSE(RTE_MBUF_HAS_EXTBUF(r[0]->next->next));
+  EXPECT_EQ(body(r[0]).substr(8), "VALUE hot 0 1024\r\n" + k + "\r\nEND\r\n");
+  free_all(r);
 }
 
 TEST_F(KvsEngineTest, SetDuringInFlightZeroCopyRepliesNeverChangesTheirBytes) {

@@ -95,6 +95,24 @@ TEST_F(HotSetTest, GrownValueMovesToALargerBlockOnSwap) {
   hot.release(s.ref);
 }
 
+TEST_F(HotSetTest, PowerOfTwoValuesTakeTheirOwnSizeAndLeaveTheTerminatorOut) {
+  const std::string v = std::string(1024, 'k') + "\r\n";
+  const uint32_t slot = hot.promote(B(v), uint32_t(v.size()), 1, 0, false);
+  EXPECT_EQ(hot.region().used(), 1024u) << "not 2048 for 7 bytes of terminator";
+  const HotSet::Served s = hot.serve(slot, B(v), uint32_t(v.size()));
+  ASSERT_TRUE(s.zero_copy);
+  EXPECT_EQ(s.len, 1024u);
+  EXPECT_EQ(s.room, 1024u);
+  EXPECT_EQ(bytes(s, 1024), std::string(1024, 'k'));
+  hot.release(s.ref);
+  const std::string w = std::string(1000, 'w') + "\r\n";  // room for the terminator: kept
+  hot.invalidate(slot);
+  const HotSet::Served t = hot.serve(slot, B(w), uint32_t(w.size()));
+  EXPECT_EQ(t.len, 1002u);
+  EXPECT_EQ(bytes(t, t.room), std::string(1000, 'w') + "\r\nEND\r\n");
+  hot.release(t.ref);
+}
+
 TEST_F(HotSetTest, FullRegionRefusesPromotion) {
   const std::string v = std::string(30000, 'x') + "\r\n";  // 32 KiB blocks: two fit
   EXPECT_NE(hot.promote(B(v), uint32_t(v.size()), 1, 0, false), HotSet::kNone);
