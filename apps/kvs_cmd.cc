@@ -95,6 +95,7 @@ bool configure(Args& a, const std::string& tap, const std::string& tap_addr, dp:
       {"promote-min", 1, 1u << 20,
        [&](uint64_t x) { c.server.cache.policy.promote_min = uint32_t(x); }},
       {"max-value", 1, 64u << 20, [&](uint64_t x) { c.server.protocol.max_value = uint32_t(x); }},
+      {"zc-min", 0, 64u << 20, [&](uint64_t x) { c.server.cache.zc_min = uint32_t(x); }},
       {"mbufs", 2048, 1u << 20, [&](uint64_t x) { c.mbufs = uint32_t(x); }},
   };
   for (U& u : us) {
@@ -134,6 +135,8 @@ int kvs_main(int argc, char** argv) {
       .option("hot-keys", "K1,K2", "keys that are always hot (pinned)")
       .option("promote-min", "N", "accesses (decayed count-min estimate) before a key is hot", "3")
       .option("max-value", "BYTES", "largest value (memcached: 1 MiB)", "1048576")
+      .option("zc-min", "BYTES", "values shorter than this are copied, never hot (see docs/kvs.md)",
+              "0")
       .option("version-string", "S", "what `version` answers", "1.6.18-nfpark")
       .option("mbufs", "N", "mbufs per pool (reply frames, external segments)", "16384")
       .option("mem-mb", "MB", "DPDK memory (default: derived from the pools and the hot region)")

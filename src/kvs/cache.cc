@@ -17,6 +17,7 @@ Cache::Cache(const CacheConfig& cfg, uint8_t* region, uint64_t region_bytes)
       hot_(region, region_bytes, cfg.hot_items, cfg.hot_max_block),
       policy_(cfg.policy),
       auto_hot_(cfg.auto_hot),
+      zc_min_(cfg.zc_min),
       pinned_(cfg.pinned.begin(), cfg.pinned.end()) {}
 
 bool Cache::expired(uint32_t pos, Nanos now) const {
@@ -57,6 +58,7 @@ uint32_t Cache::maybe_promote(uint32_t pos, std::string_view key, uint64_t hash,
   const bool pin = pinned(key);
   if (!pin && (!auto_hot_ || freq < policy_.promote_min())) return HotSet::kNone;
   const RecordHeader& h = store_.header(pos);
+  if (h.nbytes - 2 < zc_min_) return HotSet::kNone;  // cheaper to copy
   if (!hot_.can_fit(h.nbytes)) {
     if (floor_epoch_ != policy_.epoch()) admit_floor_ = 0;  // estimates halved since
     if (!pin && freq <= admit_floor_) return HotSet::kNone;
@@ -104,7 +106,7 @@ Cache::Hit Cache::get(std::string_view key, Nanos now, bool zero_copy) {
   r.nbytes = h.nbytes;
   r.cas = h.cas;
   r.data = store_.data(pos);
-  if (zero_copy) {
+  if (zero_copy && r.nbytes - 2 >= zc_min_) {
     uint32_t slot = store_.hot(pos);
     if (slot != HotSet::kNone)
       hot_.hit(slot, policy_.epoch());

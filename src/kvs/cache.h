@@ -35,6 +35,7 @@ struct CacheConfig {
   uint32_t hot_items = 65536;
   uint64_t hot_max_block = 2ull << 20;
   bool auto_hot = true;  // promote by frequency (HotPolicy); pinned keys are always hot
+  uint32_t zc_min = 0;   // values shorter than this are always copied (never hot)
   HotPolicyConfig policy;
   std::vector<std::string> pinned;
 };
@@ -97,6 +98,7 @@ class Cache final : private ItemStore::Listener, public RefReleaser {
   HotSet hot_;
   HotPolicy policy_;
   bool auto_hot_;
+  uint32_t zc_min_;
   std::set<std::string, std::less<>> pinned_;
   uint64_t next_cas_ = 0;
   uint64_t keep_from_ = ~0ull;                  // lowest log offset a reply being built copies from

@@ -36,6 +36,18 @@ TEST(Cache, PinnedKeysAreHotFromTheirFirstSet) {
   EXPECT_EQ(b.server.cache().hot().counters().promotions, 1u);
 }
 
+TEST(Cache, ValuesBelowZcMinAreAlwaysCopied) {
+  ServerConfig c = hot_config(true);
+  c.cache.zc_min = 100;
+  c.cache.pinned = {"small"};
+  ServerBox b(c);
+  b.run("set small 0 0 99\r\n" + std::string(99, 's') + "\r\nset big 0 0 100\r\n" +
+        std::string(100, 'b') + "\r\n");
+  for (int i = 0; i < 5; ++i) b.run("get small big\r\n");
+  EXPECT_EQ(b.server.cache().hot().live(), 1u) << "only big, even though small is pinned";
+  EXPECT_EQ(b.server.cache().counters().hot_hits, 3u) << "big: promoted at its third get";
+}
+
 TEST(Cache, FrequentKeysArePromotedAndReplaceColderOnes) {
   ServerConfig c = hot_config(true);
   c.cache.hot_items = 2;
