@@ -243,21 +243,22 @@ namespace nfpark::dp {
 double KvsEngine::serve(const std::atomic<bool>& stop, double timeout_s, bool busy) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
   unsigned idle = 0;
-  while (!stop) {
+  for (uint64_t i = 0; !stop; ++i) {
     const Nanos now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-    if (poll(now) > 0) {
+    const bool got = poll(now) > 0;
+    if (timeout_s > 0 && (i % 256 == 0 || !got) && elapsed() > timeout_s) break;
+    if (got) {
       idle = 0;
       continue;
     }
     flush();
-    if (timeout_s > 0 && std::chrono::duration<double>(clock::now() - t0).count() > timeout_s)
-      break;
     if (!busy && ++idle > 1000) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  return std::chrono::duration<double>(clock::now() - t0).count();
+  return elapsed();
 }
 
 std::string KvsEngine::report(const std::string& port, double seconds, bool json) const {

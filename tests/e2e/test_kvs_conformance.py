@@ -10,11 +10,17 @@ cache; test_kvs_server.py checks what nfpark does instead."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from . import kvs_lab as lab
 
-pytestmark = lab.needs_root
+pytestmark = [
+    lab.needs_root,
+    pytest.mark.skipif(not shutil.which("memcached"),
+                       reason="memcached is not installed (scripts/setup.sh installs it)"),
+]
 
 K251 = b"k" * 251
 
