@@ -184,30 +184,30 @@ int kvs_main(int argc, char** argv) {
     return 1;
   }
   int rc = 0;
-  {
+  {  // the engine goes before the EAL
     dp::KvsEngine engine;
     if (!engine.init(cfg, err) || !engine.open_port(port, err) ||
         (!tap.empty() && !dp::tap_configure(tap, host_addr, prefix, err))) {
       std::fprintf(stderr, "nfpark kvs: %s\n", err.c_str());
+      rc = 1;
+    } else {
+      std::fprintf(stderr, "nfpark kvs: serving memcached over UDP at %s:%u on %s (zero-copy %s)\n",
+                   dp::ipv4_to_string(cfg.ip).c_str(), unsigned(cfg.udp_port), port.c_str(),
+                   engine.zero_copy() ? "on" : "off");
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      const double seconds = engine.serve(g_stop, double(timeout_s), a.flag_set("busy-poll"));
       engine.close();
-      dp::eal_cleanup();
-      return 1;
-    }
-    std::fprintf(stderr, "nfpark kvs: serving memcached over UDP at %s:%u on %s (zero-copy %s)\n",
-                 dp::ipv4_to_string(cfg.ip).c_str(), unsigned(cfg.udp_port), port.c_str(),
-                 engine.zero_copy() ? "on" : "off");
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    const double seconds = engine.serve(g_stop, double(timeout_s), a.flag_set("busy-poll"));
-    engine.close();
-    std::fputs(engine.report(port, seconds, a.flag_set("json")).c_str(), stdout);
-    if (!engine.balanced()) {
-      std::fprintf(stderr, "nfpark kvs: frames in != handled + drops (see the counters): a bug\n");
-      rc = 1;
-    }
-    if (!engine.pools_full()) {
-      std::fprintf(stderr, "nfpark kvs: mempools not full at exit: a buffer leaked\n");
-      rc = 1;
+      std::fputs(engine.report(port, seconds, a.flag_set("json")).c_str(), stdout);
+      if (!engine.balanced()) {
+        std::fprintf(stderr,
+                     "nfpark kvs: frames in != handled + drops (see the counters): a bug\n");
+        rc = 1;
+      }
+      if (!engine.pools_full()) {
+        std::fprintf(stderr, "nfpark kvs: mempools not full at exit: a buffer leaked\n");
+        rc = 1;
+      }
     }
   }
   dp::eal_cleanup();
