@@ -47,7 +47,7 @@ class FrameAssembler {
     Nanos last = 0;
     std::vector<uint8_t> have;       // per sequence number
     std::vector<uint32_t> off, len;  // per sequence number, in `buf`
-    std::unique_ptr<char[]> buf;  // not zeroed: touched only when used
+    std::unique_ptr<char[]> buf;     // not zeroed: touched only when used
   };
   void expire(Nanos now);
 
