@@ -17,6 +17,7 @@ void usage(FILE* out) {
                "Dataplane and traces:\n"
                "  run       run a parking switch + NF chain over pcap/DPDK ports\n"
                "  trace     generate, analyse and compare pcap traces (gen, stats, reorder)\n"
+               "  sim       simulate a deployment (switch + NF servers) in virtual time\n"
                "Lab (Python):\n"
                "  energy    QUEUE-MEM power model: watts and W/Tbps per system\n"
                "  repro     reproduce the papers' results and plot them\n");
@@ -49,6 +50,14 @@ int main(int argc, char** argv) {
   }
   std::string verb = argv[1];
   if (verb == "trace") return nfpark::app::trace_main(argc - 1, argv + 1);
+  if (verb == "sim") return nfpark::app::sim_main(argc - 1, argv + 1);
+#ifdef NFPARK_NO_DPDK
+  if (verb == "run") {
+    std::fprintf(stderr, "nfpark: this build has no DPDK engine (NFPARK_WITH_DPDK=OFF): no 'run'\n");
+    return 2;
+  }
+#else
   if (verb == "run") return nfpark::app::run_main(argc - 1, argv + 1);
+#endif
   return forward_to_python(argc, argv);
 }

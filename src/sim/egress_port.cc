@@ -31,13 +31,20 @@ void EgressPort::enqueue(Packet* p, uint16_t queue) {
   ++q.pkts;
   q.bytes += p->len;
   update_eligible(queue);
-  if (!busy_) send_next();
+  wake();
 }
 
 void EgressPort::set_paused(uint16_t queue, bool paused) {
   q_[queue].paused = paused;
   update_eligible(queue);
-  if (!paused && !busy_) send_next();
+  if (!paused) wake();
+}
+
+void EgressPort::wake() {
+  if (event_pending_ || sending_ || !eligible_) return;
+  if (sw_.engine().now() >= free_at_) return send_next();
+  event_pending_ = true;
+  sw_.engine().schedule(free_at_, this, 0);
 }
 
 // The highest priority level with an eligible queue; round robin inside the level.
@@ -55,12 +62,10 @@ int EgressPort::pick() {
 }
 
 void EgressPort::send_next() {
+  sending_ = true;
   for (;;) {
     const int qi = pick();
-    if (qi < 0) {
-      busy_ = false;
-      return;
-    }
+    if (qi < 0) break;
     Queue& q = q_[qi];
     Packet* p = q.head;
     q.head = p->next;
@@ -82,10 +87,14 @@ void EgressPort::send_next() {
       ++ctr_.win_packets;
       ctr_.win_bytes += p->len;
     }
-    busy_ = true;
+    free_at_ = now + wire;
     peer_->arrive(p, now + sw_.config().egress_latency + wire + sw_.config().link_delay, link_);
-    e.schedule(now + wire, this, 0);
-    return;
+    break;
+  }
+  sending_ = false;
+  if (eligible_ && !event_pending_) {  // backlogged: decide again when the MAC is free
+    event_pending_ = true;
+    sw_.engine().schedule(std::max(free_at_, sw_.engine().now()), this, 0);
   }
 }
 
@@ -94,7 +103,7 @@ void EgressPort::on_event(uint64_t arg) {
     set_paused(uint16_t((arg - 1) >> 1), (arg - 1) & 1);
     return;
   }
-  busy_ = false;
+  event_pending_ = false;
   send_next();
 }
 

@@ -2,11 +2,13 @@
 // priority levels and round robin within one, advanced-flow-control pause state per queue, and
 // the MAC sending one frame at a time at line rate (switch.h owns the buffer accounting).
 //
-// State machine: idle, or busy until the frame on the wire has left the MAC. When idle and a
-// queue is eligible (non-empty, not paused), the highest-priority eligible queue is dequeued: the
-// frame runs the egress pipeline (the program may drop it), holds the MAC for (len + 24) * 8 /
-// rate, and reaches the peer egress latency + serialisation + link delay after the dequeue.
-// A paused queue keeps its packets; resuming it lets the port pick it at its next decision.
+// State machine: the MAC is busy until `free_at` (the last frame's wire time has passed). When it
+// is free and a queue is eligible (non-empty, not paused), the highest-priority eligible queue is
+// dequeued: the frame runs the egress pipeline (the program may drop it), holds the MAC for
+// (len + 24) * 8 / rate, and reaches the peer egress latency + serialisation + link delay after
+// the dequeue. A paused queue keeps its packets; resuming it lets the port pick it at its next
+// decision. The port keeps an engine event only while a decision is due at `free_at` (a queue is
+// eligible then); a port that is not backlogged costs no event per frame.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -80,7 +82,10 @@ class EgressPort final : public EventHandler {
   std::vector<uint64_t> levels_;  // queue masks by priority, highest first
   std::vector<uint16_t> rr_;      // round-robin cursor per level
   uint64_t eligible_ = 0;
-  bool busy_ = false;
+  Picos free_at_ = 0;           // the MAC is free from then on
+  bool event_pending_ = false;  // a decision is scheduled at free_at_
+  bool sending_ = false;        // inside send_next (an egress pass may queue more)
+  void wake();                  // decide now if the MAC is free, else make sure one is scheduled
   PortPeer* peer_ = nullptr;
   uint16_t link_ = 0;
   PortCounters ctr_;

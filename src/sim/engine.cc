@@ -3,7 +3,14 @@
 namespace nfpark::sim {
 
 void Engine::schedule(Picos at, EventHandler* h, uint64_t arg) {
-  heap_.push_back(Event{at < now_ ? now_ : at, seq_++, h, arg});
+  const Event e{at < now_ ? now_ : at, seq_++, h, arg};
+  if (top_running_) {  // replaces the event that is running (it can only move down)
+    top_running_ = false;
+    heap_[0] = e;
+    sift_down(0);
+    return;
+  }
+  heap_.push_back(e);
   sift_up(heap_.size() - 1);
 }
 
@@ -41,12 +48,16 @@ uint64_t Engine::run(Picos until) {
       break;
     }
     const Event e = heap_[0];
-    heap_[0] = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(0);
     now_ = e.at;
     ++events_;
+    top_running_ = true;
     e.h->on_event(e.arg);
+    if (top_running_) {  // the handler scheduled nothing: remove its event now
+      top_running_ = false;
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) sift_down(0);
+    }
   }
   if (heap_.empty() && until != kNever && now_ < until && !stopped_) now_ = until;
   return events_ - start;

@@ -13,6 +13,7 @@
 //  Time-driven behaviour is only ever "schedule an event": nothing polls or sleeps.
 // Cost: ~10–20 ns per event (binary heap of 32-byte entries, see bench/sim_bench.cc).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,7 +43,12 @@ class Engine {
     schedule(now_ + delay, h, arg);
   }
   // Time of the earliest pending event, kNever when there is none.
-  Picos next_time() const { return heap_.empty() ? kNever : heap_[0].at; }
+  Picos next_time() const {
+    if (!top_running_) return heap_.empty() ? kNever : heap_[0].at;
+    const size_t n = heap_.size();  // the top is the event running: look below it
+    if (n < 2) return kNever;
+    return n == 2 ? heap_[1].at : std::min(heap_[1].at, heap_[2].at);
+  }
   // Moves the clock to `t` if no pending event comes first (t < next_time()) and t >= now().
   bool advance_to_if_first(Picos t) {
     if (t < now_ || t >= next_time()) return false;
@@ -55,7 +61,7 @@ class Engine {
   uint64_t run(Picos until = kNever);
   void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
-  size_t pending() const { return heap_.size(); }
+  size_t pending() const { return heap_.size() - (top_running_ ? 1 : 0); }
   uint64_t events_run() const { return events_; }
 
  private:
@@ -74,6 +80,9 @@ class Engine {
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
   bool stopped_ = false;
+  // While a handler runs, its event stays at the top of the heap: the first event the handler
+  // schedules replaces it (one sift instead of a pop and a push — a device rescheduling itself).
+  bool top_running_ = false;
 };
 
 // The engine's time as a core Clock (nanoseconds), for code written against nfpark::Clock.

@@ -11,8 +11,9 @@ constexpr uint32_t kChunkRecords = 4096;
 
 PacketPool::PacketPool(uint32_t bytes, uint64_t max_records)
     : bytes_(bytes), stride_(0), max_(max_records) {
-  // headroom + bytes + slack for a tag that grows a full record, rounded to a cache line
-  const uint32_t raw = uint32_t(sizeof(Packet)) + kHeadroom + bytes + 32;
+  // headroom + bytes (at least kMinBytes) + slack for a tag that grows a full record, rounded to
+  // a cache line
+  const uint32_t raw = uint32_t(sizeof(Packet)) + kHeadroom + std::max(bytes, kMinBytes) + 32;
   stride_ = (raw + 63) / 64 * 64;
 }
 

@@ -42,7 +42,8 @@ static_assert(sizeof(Packet) % 8 == 0);
 
 class PacketPool {
  public:
-  static constexpr uint32_t kHeadroom = 64;  // room to insert a tag in front of the headers
+  static constexpr uint32_t kHeadroom = 64;   // room to insert a tag in front of the headers
+  static constexpr uint32_t kMinBytes = 128;  // every record has room for this much after it
   // `bytes`: frame bytes a record can hold (the rest of a frame is a length only).
   // `max_records`: a bound on live records (alloc() returns nullptr past it).
   explicit PacketPool(uint32_t bytes = 192, uint64_t max_records = 1ull << 24);

@@ -36,9 +36,9 @@ struct SimBuffer {
       return nullptr;
     }
     copy_meta(h, o);
-    std::memcpy(h->data, o->data, hdr);
-    std::memset(h->data + hdr, 0, gap);
-    std::memcpy(h->data + hdr + gap, o->data + tail_off, present);
+    move_bytes(h->data, o->data, hdr);  // inline for headers (<= 128 B)
+    // the gap is left as it is: the caller writes its tag there
+    if (present) std::memcpy(h->data + hdr + gap, o->data + tail_off, present);
     h->head = hdr + gap + present;
     h->len = hdr + gap + tail_len;
     return h;
@@ -65,7 +65,7 @@ struct SimBuffer {
       free(returned);
       return park::Rejoin::kNoRoom;
     }
-    std::memcpy(start, returned->data, at);  // before the kept bytes; never overlaps them
+    move_bytes(start, returned->data, at);  // in front of the kept bytes
     parked->data = start;
     parked->head = at + keep;
     parked->len = parked->len - hdr_len + at;
