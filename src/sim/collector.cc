@@ -50,6 +50,7 @@ void Collector::arrive(Packet* p, Picos at, uint16_t) {
     received_.push_back(p->seq);
     received_at_.push_back(at);
   }
+  if (tap_) tap_(*p, at);
   p->pool->free(p);
 }
 

@@ -8,6 +8,7 @@
 // latency are exact; the whole-stream order is the order of `at` (ties in call order).
 #pragma once
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,10 @@ class Collector final : public InputObserver, public PortPeer {
     to_ = to;
   }
 
+  // Sees every packet that leaves, and when (tests compare output bytes; a pcap writer).
+  using Tap = std::function<void(const Packet& p, Picos at)>;
+  void set_tap(Tap t) { tap_ = std::move(t); }
+
   void on_input(Packet* p) override;
   void arrive(Packet* p, Picos at, uint16_t link) override;
 
@@ -67,6 +72,7 @@ class Collector final : public InputObserver, public PortPeer {
   LatencyHistogram latency_;
   std::vector<uint64_t> sent_flows_, received_;
   std::vector<Picos> received_at_;
+  Tap tap_;
 };
 
 }  // namespace nfpark::sim
