@@ -122,10 +122,17 @@ bool load_scenario(const std::string& path, bool quick, Scenario& out, std::stri
       return false;
     }
   if (quick) {
-    if (const toml::table* q = root.get_as<toml::table>("quick"))
-      for (auto& [k, v] : *q)
-        if (!set_path(root, std::string(k.str()), v, err))
+    if (const toml::table* q = root.get_as<toml::table>("quick")) {
+      const toml::table quick_table = *q;  // a copy: root changes below
+      for (auto& [k, v] : quick_table) {
+        if (k.str() == "sweep") {  // [quick.sweep] replaces [sweep]
+          if (!v.is_table()) return err = path + ": [quick] sweep must be a table", false;
+          root.insert_or_assign("sweep", v);
+        } else if (!set_path(root, std::string(k.str()), v, err)) {
           return err = path + ": [quick] " + err, false;
+        }
+      }
+    }
   }
   out = Scenario{};
   out.path = path;

@@ -15,7 +15,8 @@
 //   [[variant]]  name, mode, and "section.key" = value overrides: one run each
 //   [sweep]      "section.key" = [values]: every variant at every point (several keys: every
 //                combination)
-//   [quick]      "section.key" = value overrides applied first under --quick
+//   [quick]      "section.key" = value overrides applied first under --quick; a [quick.sweep]
+//                table replaces [sweep]
 // Runs are expanded in order: sweep points outermost, variants inside.
 #pragma once
 #include <string>

@@ -27,7 +27,7 @@ bool parse_sim(const toml::table& root, const std::string& where, SimRunConfig& 
     return false;
   if (drain_ms >= 0) c.drain_limit = Picos(drain_ms * double(kMs));
   std::string merr;
-  if (!parse_sim_mode(mode, c.mode, merr)) return s.fail("mode", merr);
+  if (!parse_sim_mode(mode, c.mode, merr)) return s.error("mode", merr);
   if (c.duration <= 0) return s.fail("duration_ms", "a duration > 0");
   if (c.warmup >= c.duration) return s.fail("warmup_ms", "less than duration_ms");
   if (c.interval <= 0) return s.fail("interval_us", "an interval > 0");

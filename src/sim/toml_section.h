@@ -55,6 +55,11 @@ class TomlSection {
     err_ = where_ + ": [" + name_ + "] " + key + ": expected " + expected;
     return false;
   }
+  // "[section] key: message" (a message that is not "expected ...").
+  bool error(const std::string& key, const std::string& message) {
+    err_ = where_ + ": [" + name_ + "] " + key + ": " + message;
+    return false;
+  }
   bool check_unknown() {
     if (!t_) return true;
     for (auto& [k, v] : *t_) {
