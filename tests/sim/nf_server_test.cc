@@ -86,11 +86,10 @@ TEST(NfServerModel, PcieBoundsTheByteRateWithDescriptorOverhead) {
 TEST(NfServerModel, HeaderOnlyPacketsGetTheirOwnServiceTime) {
   // The same 1500 B packets whole (baseline) or split by PayloadPark (header-only): the NF
   // endpoint tells them apart; header service 10 ns, whole 200 ns.
-  park::ParkConfig pc;
-  park::PayloadPark<SimBuffer> pp(pc);
   Picos whole_end = 0, header_end = 0;
   for (bool split : {false, true}) {
     Bench b;
+    park::PayloadPark<SimBuffer> pp{park::ParkConfig{}};  // parks into b's pool
     NfServerConfig c = fast();
     c.service.header_ns = 10;
     c.service.whole_ns = 200;
@@ -104,10 +103,10 @@ TEST(NfServerModel, HeaderOnlyPacketsGetTheirOwnServiceTime) {
     ASSERT_EQ(b.back.got.size(), 100u);
     (split ? header_end : whole_end) = b.back.got.back().at;
     EXPECT_EQ(split ? b.s->endpoint().header_only : b.s->endpoint().whole, 100u);
+    pp.drain();
   }
   EXPECT_GT(whole_end, 100 * 200 * kNs);
   EXPECT_LT(header_end, 100 * 20 * kNs);
-  pp.drain();
 }
 
 TEST(NfServerModel, FullRingDropsAndCounts) {
@@ -160,10 +159,9 @@ struct DropAll final : nf::Nf {
 TEST(NfServerModel, ChainDropsBecomeExplicitDropNotices) {
   // An NF that drops everything; PayloadPark-tagged header packets come back as explicit
   // drops (OP bit), whole untagged packets are freed at the server.
-  park::ParkConfig pc;
-  park::PayloadPark<SimBuffer> pp(pc);
   for (bool tagged : {false, true}) {
     Bench b;
+    park::PayloadPark<SimBuffer> pp{park::ParkConfig{}};
     NfServerConfig c = fast();
     auto ch = std::make_unique<nf::Chain>();
     ch->add(std::make_unique<DropAll>());
@@ -179,8 +177,8 @@ TEST(NfServerModel, ChainDropsBecomeExplicitDropNotices) {
     EXPECT_EQ(b.s->counters().nf_drops, 10u);
     EXPECT_EQ(b.s->counters().drop_notices, tagged ? 10u : 0u);
     EXPECT_EQ(b.back.got.size(), tagged ? 10u : 0u);
+    pp.drain();
   }
-  pp.drain();
 }
 
 }  // namespace
