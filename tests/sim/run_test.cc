@@ -26,7 +26,7 @@ SimRunConfig small(SimMode mode, double gbps = 5, uint32_t size = 512) {
   c.traffic.gen.proto = trace::GenProto::kMix;
   c.nf.link_gbps = 40;
   c.nf.service.header_ns = c.nf.service.whole_ns = 30;
-  c.chain = "firewall,nat";
+  c.chain = "nat,counter";  // (the firewall's default 10,000 rules take long to build under ASan)
   c.duration = 200 * kUs;
   c.interval = 20 * kUs;
   return c;
@@ -148,7 +148,7 @@ TEST(SimRun, PayloadParkOutputIsByteIdenticalToBaseline) {
   // packet recirculates and reaches the NF later than a small one sent whole, so flows can reach
   // the NAT in another order and get other external ports (as on a real switch): that case is
   // checked with the LB, whose rewrite depends on the flow only.
-  for (const char* chain : {"firewall,nat", "lb"}) {
+  for (const char* chain : {"nat", "lb"}) {
     SimRunConfig c = small(SimMode::kBaseline, 20);
     c.chain = chain;
     c.traffic.gen.size = {trace::SizeKind::kDc, 0};
@@ -157,7 +157,7 @@ TEST(SimRun, PayloadParkOutputIsByteIdenticalToBaseline) {
     const auto base = outputs(c);
     ASSERT_GT(base.size(), 1000u);
     for (uint32_t park : {160u, 352u, 0u}) {
-      if (park == 352 && std::string(chain) != "lb") continue;
+      if (park == 352 && std::string(chain) == "nat") continue;
       SimRunConfig p = c;
       p.mode = SimMode::kPayloadPark;
       p.park.park_bytes = park;
