@@ -147,6 +147,7 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   }
   r.drops = {{"buffer_full", sc.drop_buffer_full},
              {"queue_limit", sc.drop_queue_limit},
+             {"queue_threshold", sc.drop_queue_threshold},
              {"nic_buffer_full", nc.drop_nic_buffer},
              {"rx_ring_full", nc.drop_rx_ring},
              {"nf", nc.nf_drops},

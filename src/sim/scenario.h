@@ -5,7 +5,7 @@
 //   [traffic]    source, ports, line_gbps, pattern and its rates, size, flows, slf, proto, zipf,
 //                ipv6, vlan, pcap, timing, loops, forward
 //   [switch]     preset, buffer_mb, register_mb, cell_bytes, queues, ingress_ns, egress_ns,
-//                link_delay_ns, queue_limit_kb, recirc_gbps
+//                link_delay_ns, queue_limit_kb, dt_alpha, recirc_gbps
 //   [nf_server]  servers, link_gbps, pcie_gbps, pcie_overhead_bytes, nic_buffer_kb, cores,
 //                rx_ring, burst, service, header_ns, whole_ns, cycles_header, cycles_whole,
 //                clock_ghz, burst_ns, spread, latency_us, drop, chain, notify_drops

@@ -107,7 +107,7 @@ bool parse_switch(const toml::table& root, const std::string& where, SimRunConfi
       !s.get_time("ingress_ns", w.ingress_latency, kNs) ||
       !s.get_time("egress_ns", w.egress_latency, kNs) ||
       !s.get_time("link_delay_ns", w.link_delay, kNs) || !s.get("queue_limit_kb", queue_limit_kb) ||
-      !s.get("recirc_gbps", w.recirc_gbps) || !s.check_unknown())
+      !s.get("dt_alpha", w.dt_alpha) || !s.get("recirc_gbps", w.recirc_gbps) || !s.check_unknown())
     return false;
   if (buffer_mb >= 0) w.buffer_bytes = uint64_t(buffer_mb * double(1 << 20));
   if (register_mb >= 0) w.register_bytes = uint64_t(register_mb * double(1 << 20));

@@ -132,6 +132,12 @@ void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
     p->pool->free(p);
     return;
   }
+  if (cfg_.dt_alpha > 0 &&
+      double(ep.queued_bytes(queue) + c) > cfg_.dt_alpha * double(cfg_.buffer_bytes - buffer_)) {
+    ++ctr_.drop_queue_threshold;
+    p->pool->free(p);
+    return;
+  }
   buffer_ += c;
   peak_ = std::max(peak_, buffer_);
   interval_peak_ = std::max(interval_peak_, buffer_);
@@ -170,6 +176,7 @@ bool Switch::reserve_registers(uint64_t bytes, const std::string& what, std::str
 void Switch::report(const CounterSink& s) const {
   s("switch.drop_buffer_full", ctr_.drop_buffer_full);
   s("switch.drop_queue_limit", ctr_.drop_queue_limit);
+  s("switch.drop_queue_threshold", ctr_.drop_queue_threshold);
   s("switch.afc_commands", ctr_.afc_commands);
   s("switch.afc_refused", ctr_.afc_refused);
   s("switch.mirrored", ctr_.mirrored);

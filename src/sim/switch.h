@@ -7,7 +7,8 @@
 // Config:   SwitchConfig (switch_config.h): presets tofino1 (20 MB) and tofino2 (64 MB).
 // Time:     events only: ingress pipe per port (one event for its head), one per port MAC,
 //           one per delayed AFC command.
-// Counters: drops.buffer_full, drops.queue_limit, afc.{commands,refused}, mirrored, resubmitted,
+// Counters: drops.{buffer_full, queue_limit, queue_threshold}, afc.{commands,refused}, mirrored,
+//           resubmitted,
 //           recirculated, per port rx/tx packets and bytes; peak buffer bytes.
 // Refs:     QUEUE-MEM §3.2 (AFC acts at the deparsers, once per pipeline pass), App. C;
 //           PayloadPark §2 (register API, recirculation).
@@ -16,7 +17,8 @@
 //  A packet arriving on port i (last bit at t) leaves the ingress pipeline at t + ingress latency
 //  and runs the program's ingress. Packets it queues are admitted to the shared buffer in cells
 //  (ceil(len / cell) * cell bytes); a packet that does not fit, or would take its queue over
-//  queue_limit, is dropped (tail drop). The port's MAC dequeues by strict priority
+//  queue_limit or past the dynamic threshold (dt_alpha x the free buffer), is dropped (tail
+//  drop). The port's MAC dequeues by strict priority
 //  (egress_port.h), runs the program's egress, and the frame reaches the peer egress latency +
 //  (len + 24) * 8 / rate + link delay later; its cells are freed at the dequeue.
 #pragma once
@@ -33,10 +35,10 @@
 namespace nfpark::sim {
 
 struct SwitchCounters {
-  uint64_t drop_buffer_full = 0, drop_queue_limit = 0;
+  uint64_t drop_buffer_full = 0, drop_queue_limit = 0, drop_queue_threshold = 0;
   uint64_t afc_commands = 0, afc_refused = 0;
   uint64_t mirrored = 0, mirror_no_buffer = 0, resubmitted = 0, recirculated = 0;
-  uint64_t drops() const { return drop_buffer_full + drop_queue_limit; }
+  uint64_t drops() const { return drop_buffer_full + drop_queue_limit + drop_queue_threshold; }
 };
 
 class Switch final : public PortPeer {

@@ -28,6 +28,7 @@ std::string SwitchConfig::validate() const {
   if (cell_bytes == 0) return "cell_bytes must be >= 1";
   if (buffer_bytes == 0) return "buffer_mb must be > 0";
   if (!(recirc_gbps > 0)) return "recirc_gbps must be > 0";
+  if (!(dt_alpha >= 0)) return "dt_alpha must be >= 0";
   return "";
 }
 

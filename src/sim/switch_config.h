@@ -26,10 +26,14 @@ struct SwitchConfig {
   std::vector<uint8_t> priority;  // per queue, higher is served first; empty = all equal
   Picos ingress_latency = 400 * kNs;
   Picos egress_latency = 400 * kNs;
-  Picos link_delay = 0;                   // propagation on every link (0 = a short cable)
-  uint64_t buffer_bytes = 20ull << 20;    // shared packet buffer, tail drop
-  uint32_t cell_bytes = 80;               // buffer allocation unit
-  uint64_t queue_limit_bytes = 0;         // per-queue cap on top of the shared buffer; 0 = none
+  Picos link_delay = 0;                 // propagation on every link (0 = a short cable)
+  uint64_t buffer_bytes = 20ull << 20;  // shared packet buffer, tail drop
+  uint32_t cell_bytes = 80;             // buffer allocation unit
+  uint64_t queue_limit_bytes = 0;       // per-queue cap on top of the shared buffer; 0 = none
+  // Dynamic threshold (Choudhury-Hahne, as switch buffers share memory): a queue may grow to
+  // dt_alpha x the buffer still free, so one congested queue cannot take the whole buffer and
+  // starve the others. 0 = off (plain shared tail drop).
+  double dt_alpha = 1.0;
   uint64_t register_bytes = 12ull << 20;  // stateful SRAM programs may reserve (registers)
   double recirc_gbps = 100;               // recirculation port bandwidth
 

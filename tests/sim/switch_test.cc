@@ -28,6 +28,7 @@ struct Bench {
     cfg.egress_latency = 200 * kNs;
     cfg.buffer_bytes = 1 << 20;
     cfg.cell_bytes = 80;
+    cfg.dt_alpha = 0;  // plain shared buffer unless a test says otherwise
   }
   void build() {
     sw = std::make_unique<Switch>(e, cfg);
@@ -102,6 +103,29 @@ TEST(SwitchModel, QueueLimitOnTopOfTheSharedBuffer) {
   b.e.run();
   EXPECT_EQ(b.peer.got.size(), 4u);
   EXPECT_EQ(b.sw->counters().drop_queue_limit, 2u);
+}
+
+TEST(SwitchModel, DynamicThresholdKeepsOneQueueFromStarvingTheOthers) {
+  for (double alpha : {0.0, 1.0}) {
+    Bench b({100, 1, 100});  // port 1 is slow and congests; port 2 is fast
+    b.cfg.buffer_bytes = 100 * 80;
+    b.cfg.dt_alpha = alpha;
+    b.prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, p->seq < 1000 ? 1 : 2, 0); };
+    b.build();
+    for (uint64_t i = 0; i < 1000; ++i) b.sw->arrive(make_packet(b.pool, 80, i), Picos(i), 0);
+    for (uint64_t i = 0; i < 10; ++i)
+      b.sw->arrive(make_packet(b.pool, 80, 1000 + i), 100 * kNs + Picos(i) * kNs, 0);
+    b.e.run();
+    uint64_t fast = 0;
+    for (auto& a : b.peer.got) fast += a.link == 2;
+    if (alpha == 0) {
+      EXPECT_EQ(fast, 0u) << "the congested queue took the whole buffer";
+    } else {
+      EXPECT_EQ(fast, 10u) << "alpha 1: the congested queue stops at half the buffer";
+      EXPECT_LE(b.sw->buffer_peak(), 61u * 80) << "half the buffer + the fast queue's few";
+      EXPECT_GT(b.sw->counters().drop_queue_threshold, 900u);
+    }
+  }
 }
 
 TEST(SwitchModel, TruncatingMirrorSendsACutCopy) {
