@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "sim/rate_search.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
 
@@ -16,21 +17,26 @@ namespace nfpark::app {
 
 namespace {
 
+// "pp160 size=256 park_bytes=160": the variant's name, then the last part of each key.
 std::string params_text(const sim::RunReport& r) {
   std::string s;
-  for (auto& [k, v] : r.params) s += (s.empty() ? "" : " ") + k + "=" + v;
+  for (auto& [k, v] : r.params) {
+    std::string val = v.size() >= 2 && v.front() == '"' ? v.substr(1, v.size() - 2) : v;
+    if (!s.empty()) s += ' ';
+    s += k == "variant" ? val : k.substr(k.rfind('.') + 1) + "=" + val;
+  }
   return s.empty() ? "-" : s;
 }
 
 void print_text(const sim::Scenario& sc, const std::vector<sim::RunReport>& runs) {
   std::printf("scenario %s (%zu runs)%s%s\n", sc.name.c_str(), runs.size(),
               sc.description.empty() ? "" : ": ", sc.description.c_str());
-  std::printf("%-12s %-36s %9s %9s %9s %9s %9s %9s %9s %10s %8s\n", "mode", "params", "in_Gbps",
+  std::printf("%-12s %-44s %9s %9s %9s %9s %9s %9s %9s %10s %8s\n", "mode", "params", "in_Gbps",
               "out_Gbps", "out_Mpps", "nf_Gbps", "goodput", "drop_%", "lat_p50", "peak_buf_B",
               "ooo_%");
   for (const auto& r : runs) {
     const double drop_pct = r.packets_in ? 100.0 * double(r.drops_total) / double(r.packets_in) : 0;
-    std::printf("%-12s %-36s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10llu %8.4f\n",
+    std::printf("%-12s %-44s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10llu %8.4f\n",
                 r.mode.c_str(), params_text(r).c_str(), r.in_gbps, r.out_gbps, r.out_mpps,
                 r.nf_link_gbps, r.goodput_gbps, drop_pct, r.latency_p50_us,
                 static_cast<unsigned long long>(r.peak_buffer_bytes),
@@ -100,7 +106,8 @@ int sim_main(int argc, char** argv) {
                    tty ? "" : "\n");
     };
     sim::RunReport r;
-    if (!sim::run_sim(c, r, err, progress ? fn : sim::ProgressFn{})) {
+    const sim::ProgressFn pf = progress ? fn : sim::ProgressFn{};
+    if (!(c.search.max_rate ? sim::run_max_rate(c, r, err, pf) : sim::run_sim(c, r, err, pf))) {
       if (progress && tty) std::fputc('\n', stderr);
       std::fprintf(stderr, "nfpark sim: %s: %s\n", c.label.c_str(), err.c_str());
       return 2;

@@ -31,6 +31,15 @@ struct TrafficConfig {
   bool ecmp = false;         // output port by flow hash (else the port it came in on)
 };
 
+// Finding the largest healthy load instead of running one (rate_search.h).
+struct SearchConfig {
+  bool max_rate = false;        // [sim] search = "max_rate"
+  double max_drop = 0.001;      // lost / offered (PayloadPark's health criterion: < 0.1%)
+  Picos max_p99 = 200 * kUs;    // latency bound (PayloadPark's worst-case Split->Merge delta)
+  double max_shortfall = 0.02;  // output rate may fall this far below the input rate
+  int steps = 8;                // bisection steps below the pattern's rate
+};
+
 struct SimRunConfig {
   SimMode mode = SimMode::kBaseline;
   TrafficConfig traffic;
@@ -49,6 +58,7 @@ struct SimRunConfig {
   uint32_t record_bytes = 192;        // bytes a record holds when not full_bytes
   bool reorder = true;                // analyse the output order (RFC 4737) after the run
   uint64_t reorder_cap = 10'000'000;  // packets whose order is analysed (the first ones)
+  SearchConfig search;
   // What this run is, for the report: ("variant", "\"pp160\""), ("traffic.size", "256"), ...
   // (values are JSON literals).
   std::vector<std::pair<std::string, std::string>> params;

@@ -1,7 +1,8 @@
 // Scenario: a TOML file describing one or more simulated runs (docs/sim.md lists every key).
 //
 //   [sim]        name, description, mode, duration_ms, warmup_ms, interval_us, drain_ms, seed,
-//                full_bytes, record_bytes, reorder_cap
+//                full_bytes, record_bytes, reorder, reorder_cap, search, search_max_drop,
+//                search_max_p99_us, search_max_shortfall, search_steps
 //   [traffic]    source, ports, line_gbps, pattern and its rates, size, flows, slf, proto, zipf,
 //                ipv6, vlan, pcap, timing, loops, forward
 //   [switch]     preset, buffer_mb, register_mb, cell_bytes, queues, ingress_ns, egress_ns,

@@ -16,16 +16,23 @@ const toml::table* sub(const toml::table& root, const char* name) {
 bool parse_sim(const toml::table& root, const std::string& where, SimRunConfig& c,
                std::string& err) {
   TomlSection s(sub(root, "sim"), "sim", err, where);
-  std::string name, description, mode = "baseline";
+  std::string name, description, mode = "baseline", search = "none";
   double drain_ms = -1;
   if (!s.get("name", name) || !s.get("description", description) || !s.get("mode", mode) ||
       !s.get_time("duration_ms", c.duration, kMs) || !s.get_time("warmup_ms", c.warmup, kMs) ||
       !s.get_time("interval_us", c.interval, kUs) || !s.get("drain_ms", drain_ms) ||
       !s.get("seed", c.seed) || !s.get("full_bytes", c.full_bytes) ||
       !s.get("record_bytes", c.record_bytes) || !s.get("reorder", c.reorder) ||
+      !s.get("search", search) || !s.get("search_max_drop", c.search.max_drop) ||
+      !s.get_time("search_max_p99_us", c.search.max_p99, kUs) ||
+      !s.get("search_steps", c.search.steps) ||
+      !s.get("search_max_shortfall", c.search.max_shortfall) ||
       !s.get("reorder_cap", c.reorder_cap) || !s.check_unknown())
     return false;
   if (drain_ms >= 0) c.drain_limit = Picos(drain_ms * double(kMs));
+  if (search != "none" && search != "max_rate") return s.fail("search", "\"none\" or \"max_rate\"");
+  c.search.max_rate = search == "max_rate";
+  if (c.search.steps < 1 || c.search.steps > 30) return s.fail("search_steps", "1..30");
   std::string merr;
   if (!parse_sim_mode(mode, c.mode, merr)) return s.error("mode", merr);
   if (c.duration <= 0) return s.fail("duration_ms", "a duration > 0");

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "sim/rate_search.h"
 #include "sim/run_topology.h"
 
 namespace nfpark::sim {
@@ -181,6 +182,23 @@ TEST(SimRun, RecirculationCostsLatency) {
   EXPECT_EQ(r160.counters.get("switch.recirculated"), 0u);
   // two recirculations (split and merge): each an egress + wire + ingress pass (> 800 ns)
   EXPECT_GT(r352.latency_p50_us - r160.latency_p50_us, 1.6);
+}
+
+TEST(SimRun, MaxRateSearchFindsTheBottleneck) {
+  SimRunConfig c = small(SimMode::kBaseline, 40);  // up to 80 Gbps offered
+  c.nf.link_gbps = 10;                             // the bottleneck
+  c.duration = 500 * kUs;
+  c.search.max_rate = true;
+  c.search.steps = 7;
+  RunReport r;
+  std::string err;
+  ASSERT_TRUE(run_max_rate(c, r, err)) << err;
+  EXPECT_EQ(r.params.back().first, "search.rate_gbps");
+  const double per_port = std::stod(r.params.back().second);
+  EXPECT_GT(per_port, 4.4) << "2 ports x 5 Gbps fill the 10 Gbps link";
+  EXPECT_LE(per_port, 5.1);
+  EXPECT_NEAR(r.out_gbps, 2 * per_port, 0.2);
+  EXPECT_LE(lost_packets(r), r.packets_in / 1000);
 }
 
 TEST(SimRun, RegisterBudgetIsEnforced) {
