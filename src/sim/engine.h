@@ -1,19 +1,23 @@
-// Engine: the discrete-event kernel — virtual time in picoseconds and one ordered list of events.
+// Engine: the discrete-event kernel — virtual time in picoseconds and one ordered set of events.
 //
 // Theory of operation
 //  An event is (time, handler, argument). Events run in time order; events at the same time run
 //  in the order they were scheduled (a sequence number breaks ties), so a run is a pure function
 //  of its inputs and seed: no wall clock, no addresses, no globals. Two engines in one process are
 //  independent (tests run them side by side).
+//  The events live in a calendar: a ring of 2^14 buckets of 2^10 ps (1.024 ns) covering the next
+//  16.8 us, each bucket a list kept in (time, sequence) order, with a bitmap of the non-empty
+//  buckets; events further ahead wait in a binary heap. Nearly every event of a packet network is
+//  due within nanoseconds to microseconds, so scheduling one is a short list insert and finding
+//  the next a few bit scans, whatever the number of pending events (a heap pays log2 of it, with
+//  unpredictable branches).
 //  Devices keep their own FIFOs and schedule one event for the head of each (a link, a port, a
-//  core), not one per packet, so the list stays as small as the number of busy devices and a
-//  push/pop costs O(log devices). A handler that knows nothing else can happen before time t
-//  (t < next_time()) may move the clock there itself with advance_to_if_first(t) and keep going
-//  without a round trip through the list — the same order of effects, fewer events.
+//  core), not one per packet. A handler that knows nothing else can happen before time t
+//  (t < next_time()) may move the clock there itself with advance_to_if_first(t) and keep going.
 //  Time-driven behaviour is only ever "schedule an event": nothing polls or sleeps.
-// Cost: ~10–20 ns per event (binary heap of 32-byte entries, see bench/sim_bench.cc).
+// Cost: see bench/sim_bench.cc.
 #pragma once
-#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -21,7 +25,6 @@
 
 namespace nfpark::sim {
 
-// Anything that receives events. `arg` is the handler's own (a port index, a token, ...).
 class EventHandler {
  public:
   virtual void on_event(uint64_t arg) = 0;
@@ -32,7 +35,7 @@ class EventHandler {
 
 class Engine {
  public:
-  Engine() { heap_.reserve(256); }
+  Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -44,10 +47,8 @@ class Engine {
   }
   // Time of the earliest pending event, kNever when there is none.
   Picos next_time() const {
-    if (!top_running_) return heap_.empty() ? kNever : heap_[0].at;
-    const size_t n = heap_.size();  // the top is the event running: look below it
-    if (n < 2) return kNever;
-    return n == 2 ? heap_[1].at : std::min(heap_[1].at, heap_[2].at);
+    const uint32_t n = first();
+    return n == kNil ? kNever : nodes_[n].at;
   }
   // Moves the clock to `t` if no pending event comes first (t < next_time()) and t >= now().
   bool advance_to_if_first(Picos t) {
@@ -61,28 +62,41 @@ class Engine {
   uint64_t run(Picos until = kNever);
   void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
-  size_t pending() const { return heap_.size() - (top_running_ ? 1 : 0); }
+  size_t pending() const { return pending_; }
   uint64_t events_run() const { return events_; }
 
  private:
-  struct Event {
+  static constexpr int kShift = 10;              // bucket width 2^10 ps
+  static constexpr uint32_t kBuckets = 1 << 14;  // horizon 2^24 ps = 16.8 us
+  static constexpr uint32_t kWords = kBuckets / 64;
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Node {
     Picos at;
     uint64_t seq;
     EventHandler* h;
     uint64_t arg;
-    bool before(const Event& o) const { return at < o.at || (at == o.at && seq < o.seq); }
+    uint32_t next;
+    bool before(const Node& o) const { return at < o.at || (at == o.at && seq < o.seq); }
   };
-  void sift_up(size_t i);
-  void sift_down(size_t i);
+  uint32_t new_node(Picos at, EventHandler* h, uint64_t arg);
+  // The earliest pending node (ring or heap), kNil when none.
+  uint32_t first() const;
+  uint32_t ring_first() const;  // the head of the first non-empty bucket from now on
+  void unlink(uint32_t n);      // removes the earliest node `n` (from the ring or the heap)
+  void heap_push(uint32_t n);
+  void heap_pop();
 
-  std::vector<Event> heap_;
+  std::vector<Node> nodes_;
+  uint32_t free_ = kNil;
+  std::vector<uint32_t> bucket_;                 // head node per bucket
+  std::array<uint64_t, kWords> bits_{};          // non-empty buckets
+  std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
+  std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon
   Picos now_ = 0;
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
+  size_t pending_ = 0;
   bool stopped_ = false;
-  // While a handler runs, its event stays at the top of the heap: the first event the handler
-  // schedules replaces it (one sift instead of a pop and a push — a device rescheduling itself).
-  bool top_running_ = false;
 };
 
 // The engine's time as a core Clock (nanoseconds), for code written against nfpark::Clock.

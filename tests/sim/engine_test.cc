@@ -133,5 +133,46 @@ TEST(Engine, TwoEnginesInOneProcessAreIndependent) {
   EXPECT_EQ(b.events_run(), 3u);
 }
 
+// Events near (in the calendar) and far (beyond its 16.8 us horizon) interleave in time order,
+// ties in schedule order, also when handlers schedule more events as the clock moves.
+struct Spawner final : EventHandler {
+  Engine* e = nullptr;
+  trace::Rng* rng = nullptr;
+  uint64_t next_id = 0;
+  int budget = 0;
+  std::vector<std::pair<Picos, uint64_t>> seen;  // (time, id in schedule order)
+  void add(Picos at) { e->schedule(at, this, next_id++); }
+  void on_event(uint64_t id) override {
+    seen.emplace_back(e->now(), id);
+    if (budget-- <= 0) return;
+    const uint64_t kind = rng->below(4);
+    const Picos d = kind == 0   ? 0                            // a tie with now
+                    : kind == 1 ? Picos(rng->below(2000))      // the same few buckets
+                    : kind == 2 ? Picos(rng->below(20 * kUs))  // across the horizon
+                                : Picos(rng->below(5 * kMs));  // far
+    add(e->now() + d);
+    if (rng->below(3) == 0) add(e->now() + d);  // and a tie with it
+  }
+};
+
+TEST(Engine, NearAndFarEventsComeOutInTimeAndScheduleOrder) {
+  Engine e;
+  trace::Rng rng(11);
+  Spawner s;
+  s.e = &e;
+  s.rng = &rng;
+  s.budget = 200000;
+  for (int i = 0; i < 300; ++i) s.add(Picos(rng.below(100 * kUs)));
+  e.run();
+  ASSERT_GT(s.seen.size(), 200000u);
+  for (size_t i = 1; i < s.seen.size(); ++i) {
+    ASSERT_LE(s.seen[i - 1].first, s.seen[i].first) << "time order at event " << i;
+    if (s.seen[i - 1].first == s.seen[i].first) {
+      ASSERT_LT(s.seen[i - 1].second, s.seen[i].second) << "ties in schedule order at " << i;
+    }
+  }
+  EXPECT_EQ(e.pending(), 0u);
+}
+
 }  // namespace
 }  // namespace nfpark::sim
