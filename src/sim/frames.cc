@@ -82,9 +82,10 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   else
     std::memcpy(d, tpl, 128);
   if (t_->ip_version[f] == 4) {
-    store_be16(d + l3 + 2, uint16_t(len - l3));
-    store_be16(d + l3 + 10, 0);
-    store_be16(d + l3 + 10, ipv4_header_checksum(d + l3, (d[l3] & 0xF) * 4));
+    // the template's checksum, updated for the new total length (RFC 1624)
+    const uint16_t old_total = load_be16(d + l3 + 2), total = uint16_t(len - l3);
+    store_be16(d + l3 + 2, total);
+    store_be16(d + l3 + 10, csum_update16(load_be16(d + l3 + 10), old_total, total));
   } else {
     store_be16(d + l3 + 4, uint16_t(len - l3 - 40));
   }
