@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   if (verb == "sim") return nfpark::app::sim_main(argc - 1, argv + 1);
 #ifdef NFPARK_NO_DPDK
   if (verb == "run") {
-    std::fprintf(stderr, "nfpark: this build has no DPDK engine (NFPARK_WITH_DPDK=OFF): no 'run'\n");
+    std::fprintf(stderr,
+                 "nfpark: this build has no DPDK engine (NFPARK_WITH_DPDK=OFF): no 'run'\n");
     return 2;
   }
 #else

@@ -113,10 +113,10 @@ int sim_main(int argc, char** argv) {
       return 2;
     }
     if (progress)
-      std::fprintf(stderr, "%s%s %s %s: %llu packets in %.2f s (%.2f M pkt/s)%s\n", tty ? "\r" : "",
-                   head, r.mode.c_str(), params_text(r).c_str(),
+      std::fprintf(stderr, "%s%s %s %s: %llu packets, %.2f s (event loop %.2f M pkt/s)%s\n",
+                   tty ? "\r" : "", head, r.mode.c_str(), params_text(r).c_str(),
                    static_cast<unsigned long long>(r.packets_in), r.wall_seconds,
-                   r.wall_seconds > 0 ? double(r.packets_in) / r.wall_seconds / 1e6 : 0.0,
+                   r.engine_seconds > 0 ? double(r.packets_in) / r.engine_seconds / 1e6 : 0.0,
                    tty ? "\033[K" : "");
     runs.push_back(std::move(r));
   }
