@@ -57,7 +57,9 @@ ParseStatus parse_l4(const uint8_t* d, uint32_t len, uint32_t off, PacketLayout&
     need = doff;
   } else if (L.l4_proto == proto::kUdp) {
     uint32_t ulen = load_be16(d + off + 4);
-    if (ulen < proto::kUdpHeader || off + ulen > L.ip_end) return ParseStatus::kMalformed;
+    // A first fragment's UDP length covers the whole datagram, beyond this fragment's end.
+    if (ulen < proto::kUdpHeader || (!L.fragment && off + ulen > L.ip_end))
+      return ParseStatus::kMalformed;
   } else if (L.l4_proto == proto::kIcmp) {
     need += icmp_error_quote(d, len, off, L.ip_end);
   }

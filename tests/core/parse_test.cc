@@ -108,6 +108,23 @@ TEST(Parse, Ipv4LaterFragmentHasNoL4) {
   EXPECT_EQ(L.payload_off, 34);
 }
 
+// A first fragment carries the UDP header of the whole datagram: its UDP length runs past the
+// fragment's end, and that is no malformation.
+TEST(Parse, Ipv4FirstFragmentOfALongUdpDatagram) {
+  auto f = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(7, 9).payload_size(3000).build();
+  f.resize(14 + 20 + 1480);
+  store_be16(f.data() + 14 + 2, 20 + 1480);
+  store_be16(f.data() + 14 + 6, 0x2000);  // MF, offset 0
+  PacketLayout L = parse(f);
+  EXPECT_EQ(L.status, ParseStatus::kOk);
+  EXPECT_TRUE(L.fragment);
+  EXPECT_TRUE(L.first_fragment);
+  EXPECT_TRUE(L.is_udp());
+  EXPECT_EQ(L.payload_off, 42);
+  store_be16(f.data() + 14 + 6, 0);  // not a fragment: the same UDP length is malformed
+  EXPECT_EQ(parse(f).status, ParseStatus::kMalformed);
+}
+
 TEST(Parse, IcmpAndIcmpV6) {
   auto f = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").icmp_echo(77, 1).payload_size(8).build();
   PacketLayout L = parse(f);
