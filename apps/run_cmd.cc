@@ -186,6 +186,8 @@ int run_main(int argc, char** argv) {
   }
   if (a.flag_set("json")) std::printf("%s\n", res.to_json().c_str());
   else std::fputs(res.to_text().c_str(), stdout);
+  for (const std::string& w : res.warnings)
+    std::fprintf(stderr, "nfpark run: warning: %s\n", w.c_str());
   if (rc != 0) {
     std::fprintf(stderr, "nfpark run: %s\n", err.c_str());
     return rc;
