@@ -35,7 +35,7 @@ Nat::Nat(NatConfig cfg)
       capacity_(cfg_.max_flows ? max_flows_ : std::min(max_flows_, kInitialFlows)),
       pools_(cfg_.external.size()),
       reverse_(new uint32_t[cfg_.external.size() << 16]),
-      table_(std::make_unique<Table>(capacity_, cfg_.idle_timeout, Release{this})),
+      table_(capacity_, cfg_.idle_timeout, Release{this}),
       frags_(cfg_.frag_states, cfg_.frag_timeout) {
   std::fill_n(reverse_.get(), cfg_.external.size() << 16, kNoSlot);
   for (Pool& p : pools_) {
@@ -61,18 +61,7 @@ int Nat::external_index(uint32_t addr) const {
   }
 }
 
-// To an external address: inbound. Otherwise outbound when no inside prefixes are set or the
-// source is inside; else transit.
-Nat::Dir Nat::direction(uint32_t src, uint32_t dst, int& ext_index) const {
-  ext_index = external_index(dst);
-  if (ext_index >= 0) return Dir::kIn;
-  if (cfg_.inside.empty()) return Dir::kOut;
-  for (const Prefix4& pf : cfg_.inside)
-    if (pf.contains(src)) return Dir::kOut;
-  return Dir::kPass;
-}
-
-Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index) const {
+NFPARK_HOT_INLINE Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index) const {
   const PacketLayout& L = p.layout;
   if (L.ip_version != 4) return Step::kPass;
   if (!L.ok()) return Step::kMalformed;
@@ -92,60 +81,11 @@ Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index) const {
   return d == Dir::kOut ? out : in;
 }
 
-void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
-  const size_t n = std::min(pkts.size(), kBurst);
-  if (table_->size() + n > capacity_ && capacity_ < max_flows_) grow();
-  std::array<FlowKey, kBurst> keys;
-  std::array<uint64_t, kBurst> hashes;
-  std::array<Step, kBurst> steps;
-  std::array<int, kBurst> ext;
-  bool later = false;
-  // Stage 1: what each packet is; hash and prefetch the forward table's buckets.
-  for (size_t i = 0; i < n; ++i) {
-    steps[i] = Step::kPass;
-    hashes[i] = 0;
-    ext[i] = -1;
-    if (verdicts[i] != Verdict::kPass) continue;
-    steps[i] = classify(pkts[i], keys[i], ext[i]);
-    if (steps[i] == Step::kOut) {
-      hashes[i] = table_->hash(keys[i]);
-      table_->prefetch_buckets(hashes[i]);
-    } else if (steps[i] == Step::kIn) {
-      __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
-    } else if (steps[i] == Step::kLater) {
-      later = true;
-    }
-  }
-  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
-    if (steps[i] == Step::kOut) table_->prefetch_entry(hashes[i]);
-  // Stage 3: translate. A first fragment leaves a note for the datagram's later fragments.
-  for (size_t i = 0; i < n; ++i) {
-    if (verdicts[i] != Verdict::kPass || steps[i] == Step::kLater) continue;
-    PacketView& p = pkts[i];
-    if (p.layout.fragment) [[unlikely]] {
-      const uint8_t* ip = p.data + p.layout.l3_off;
-      const uint32_t src = load_be32(ip + 12), dst = load_be32(ip + 16);
-      const bool ok = translate(p, steps[i], keys[i], hashes[i], ext[i], now);
-      if (steps[i] != Step::kPass && steps[i] != Step::kMalformed)
-        remember_first(p, src, dst, ok, now);
-      if (!ok) verdicts[i] = Verdict::kDrop;
-    } else if (!translate(p, steps[i], keys[i], hashes[i], ext[i], now)) {
-      verdicts[i] = Verdict::kDrop;
-    }
-  }
-  // Stage 4: later fragments, after every first fragment of the burst.
-  if (later) [[unlikely]] {
-    for (size_t i = 0; i < n; ++i)
-      if (steps[i] == Step::kLater && verdicts[i] == Verdict::kPass && !follow_first(pkts[i], now))
-        verdicts[i] = Verdict::kDrop;
-  }
-  table_->sweep(now, table_->kSweepPerBurst);
-}
-
-bool Nat::translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext, Nanos now) {
+NFPARK_HOT_INLINE bool Nat::translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext,
+                                      Nanos now) {
+  if (s == Step::kOut) [[likely]]
+    return outbound(p, k, h, now);
   switch (s) {
-    case Step::kOut:
-      return outbound(p, k, h, now);
     case Step::kIn:
       return inbound(p, k, ext, now);
     case Step::kPass:
@@ -160,29 +100,80 @@ bool Nat::translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext
     case Step::kMalformed:
       ++drop_malformed_;
       return false;
+    case Step::kOut:
     case Step::kLater:
       break;
   }
   return true;
 }
 
+void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
+  const size_t n = std::min(pkts.size(), kBurst);
+  if (table_.size() + n > capacity_ && capacity_ < max_flows_) grow();
+  std::array<FlowKey, kBurst> keys;
+  std::array<uint64_t, kBurst> hashes;
+  std::array<Step, kBurst> steps;
+  std::array<int, kBurst> ext;
+  bool later = false;
+  // Stage 1: what each packet is; hash and prefetch the forward table's buckets.
+  for (size_t i = 0; i < n; ++i) {
+    steps[i] = Step::kPass;
+    hashes[i] = 0;
+    ext[i] = -1;
+    if (verdicts[i] != Verdict::kPass) continue;
+    steps[i] = classify(pkts[i], keys[i], ext[i]);
+    if (steps[i] == Step::kOut) {
+      hashes[i] = table_.hash(keys[i]);
+      table_.prefetch_buckets(hashes[i]);
+    } else if (steps[i] == Step::kIn) {
+      __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
+    } else if (steps[i] == Step::kLater) {
+      later = true;
+    }
+  }
+  for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
+    if (steps[i] == Step::kOut) table_.prefetch_entry(hashes[i]);
+  // Stage 3: translate. A first fragment leaves a note for the datagram's later fragments.
+  for (size_t i = 0; i < n; ++i) {
+    if (verdicts[i] != Verdict::kPass || steps[i] == Step::kLater) continue;
+    PacketView& p = pkts[i];
+    const bool frag = p.layout.fragment;
+    uint32_t src = 0, dst = 0;
+    if (frag) [[unlikely]] {
+      src = load_be32(p.data + p.layout.l3_off + 12);
+      dst = load_be32(p.data + p.layout.l3_off + 16);
+    }
+    const bool ok = translate(p, steps[i], keys[i], hashes[i], ext[i], now);
+    if (frag && steps[i] != Step::kPass && steps[i] != Step::kMalformed) [[unlikely]]
+      remember_first(p, src, dst, ok, now);
+    if (!ok) verdicts[i] = Verdict::kDrop;
+  }
+  // Stage 4: later fragments, after every first fragment of the burst.
+  if (later) [[unlikely]] {
+    for (size_t i = 0; i < n; ++i)
+      if (steps[i] == Step::kLater && verdicts[i] == Verdict::kPass && !follow_first(pkts[i], now))
+        verdicts[i] = Verdict::kDrop;
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
 bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
   bool inserted = false;
-  uint32_t s = table_->find_or_insert(k, h, now, inserted);
+  uint32_t s = table_.find_or_insert(k, h, now, inserted);
   if (s == Table::kNone) {
     ++drop_table_;
     return false;
   }
-  Mapping& m = table_->at(s).value;
+  Mapping& m = table_.at(s).value;
   if (inserted) {
     if (!allocate(key_v4(k.src), m, now)) {
-      table_->erase(s);
+      table_.erase(s);
       ++drop_pool_;
       return false;
     }
     reverse(m.addr_index, m.ext_port) = s;
     ++created_;
-    peak_ = std::max<uint64_t>(peak_, table_->size());
+    peak_ = std::max<uint64_t>(peak_, table_.size());
   }
   set_ipv4_src(p, m.ext_addr);
   set_l4_u16(p, p.layout.l4_proto == proto::kIcmp ? 4 : 0, m.ext_port);  // RFC 3022 §4.1
@@ -192,11 +183,11 @@ bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
 
 bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now) {
   uint32_t s = reverse(size_t(ext_index), k.dport);
-  if (s == kNoSlot || !table_->live(s, now)) {
+  if (s == kNoSlot || !table_.live(s, now)) {
     ++drop_no_mapping_;
     return false;
   }
-  auto& e = table_->at(s);
+  auto& e = table_.at(s);
   // Endpoint-dependent filtering: the packet must come from the flow's remote end.
   bool icmp = k.proto == proto::kIcmp;
   if (e.key.proto != k.proto || e.key.dst != k.src || (!icmp && e.key.dport != k.sport)) {
@@ -228,9 +219,9 @@ void Nat::counters(const CounterSink& sink) const {
   sink("frag_evicted", frags_.evicted());
   sink("passthrough", passthrough_);
   sink("other_passed", other_passed_);
-  sink("flows_active", table_->size());
+  sink("flows_active", table_.size());
   sink("flows_created", created_);
-  sink("flows_expired", expired_before_ + table_->expired_count());
+  sink("flows_expired", expired_before_ + table_.expired_count());
   sink("flows_peak", peak_);
   sink("ports_reclaimed", reclaimed_);
   sink("table_grown", grown_);

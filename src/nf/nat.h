@@ -105,9 +105,9 @@ class Nat final : public Nf {
   void counters(const CounterSink& sink) const override;
   void warnings(const WarningSink& sink) const override;
 
-  size_t active_flows() const { return table_->size(); }
+  size_t active_flows() const { return table_.size(); }
   size_t free_ports(size_t addr_index) const { return pools_[addr_index].count; }
-  size_t table_slots() const { return table_->slots(); }
+  size_t table_slots() const { return table_.slots(); }
 
  private:
   struct Mapping {
@@ -132,7 +132,16 @@ class Nat final : public Nf {
   enum class Step : uint8_t { kPass, kOut, kIn, kErrorOut, kErrorIn, kOther, kMalformed, kLater };
   enum class Dir : uint8_t { kOut, kIn, kPass };
   Step classify(const PacketView& p, FlowKey& k, int& ext_index) const;
-  Dir direction(uint32_t src, uint32_t dst, int& ext_index) const;
+  // To an external address: inbound. Otherwise outbound when no inside prefixes are set or the
+  // source is inside; else transit.
+  Dir direction(uint32_t src, uint32_t dst, int& ext_index) const {
+    ext_index = external_index(dst);
+    if (ext_index >= 0) return Dir::kIn;
+    if (cfg_.inside.empty()) return Dir::kOut;
+    for (const Prefix4& pf : cfg_.inside)
+      if (pf.contains(src)) return Dir::kOut;
+    return Dir::kPass;
+  }
   bool translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext, Nanos now);
   bool outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now);
   bool inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now);
@@ -158,7 +167,7 @@ class Nat final : public Nf {
   std::unique_ptr<uint32_t[]> reverse_;  // (addr index << 16 | port) -> forward slot
   std::vector<uint32_t> ext_set_;        // open-addressed (addr, index + 1) pairs
   uint32_t ext_mask_ = 0;
-  std::unique_ptr<Table> table_;
+  Table table_;
   NatFragments frags_;
   uint64_t outbound_ = 0, inbound_ = 0, errors_out_ = 0, errors_in_ = 0, frag_followed_ = 0;
   uint64_t passthrough_ = 0, other_passed_ = 0, created_ = 0, reclaimed_ = 0, grown_ = 0;

@@ -115,11 +115,11 @@ bool Nat::error_inbound(PacketView& p, Nanos now) {
   }
   const int a = external_index(q.src);
   uint32_t s = a >= 0 && has_session(q) ? reverse(size_t(a), q.sport) : kNoSlot;
-  if (s == kNoSlot || !table_->live(s, now)) {
+  if (s == kNoSlot || !table_.live(s, now)) {
     ++drop_error_no_mapping_;
     return false;
   }
-  const Table::Entry& e = table_->at(s);
+  const Table::Entry& e = table_.at(s);
   const bool icmp = q.proto == proto::kIcmp;
   if (e.key.proto != q.proto || load_be32(e.key.dst.data() + 12) != q.dst ||
       (!icmp && e.key.dport != q.dport)) {
@@ -150,12 +150,12 @@ bool Nat::error_outbound(PacketView& p, Nanos now) {
   set_v4(k.dst, q.src);
   k.sport = q.dport;
   k.dport = q.sport;
-  const uint32_t s = has_session(q) ? table_->find(k, table_->hash(k), now, false) : Table::kNone;
+  const uint32_t s = has_session(q) ? table_.find(k, table_.hash(k), now, false) : Table::kNone;
   if (s == Table::kNone) {
     ++drop_error_no_mapping_;
     return false;
   }
-  const Mapping& m = table_->at(s).value;
+  const Mapping& m = table_.at(s).value;
   set_quote_addr(p, q, 16, m.ext_addr);
   set_quote_port(p, q, q.proto == proto::kIcmp ? 4 : 2, m.ext_port);
   set_ipv4_src(p, m.ext_addr);

@@ -38,7 +38,7 @@ bool Nat::reclaim(size_t a, Nanos now) {
     uint16_t port = uint16_t(cfg_.port_min + p.probe);
     p.probe = (p.probe + 1) % ports_per_addr_;
     uint32_t s = reverse(a, port);
-    if (s != kNoSlot && !table_->live(s, now)) ++reclaimed_;
+    if (s != kNoSlot && !table_.live(s, now)) ++reclaimed_;
   }
   return p.count > 0;
 }
@@ -54,16 +54,16 @@ void Nat::release(const Mapping& m) {
 // time; reverse entries follow their flow's new slot. Called between bursts.
 void Nat::grow() {
   const size_t cap = std::min(max_flows_, 2 * capacity_);
-  auto bigger = std::make_unique<Table>(cap, cfg_.idle_timeout, Release{this});
-  table_->for_each([&](const Table::Entry& e) {
+  Table bigger(cap, cfg_.idle_timeout, Release{this});
+  table_.for_each([&](const Table::Entry& e) {
     bool inserted = false;
-    const uint32_t s = bigger->find_or_insert(e.key, bigger->hash(e.key), e.last_seen, inserted);
+    const uint32_t s = bigger.find_or_insert(e.key, bigger.hash(e.key), e.last_seen, inserted);
     if (s == Table::kNone) return release(e.value);  // both buckets full: not at 40% load
-    bigger->at(s).value = e.value;
+    bigger.at(s).value = e.value;
     reverse(e.value.addr_index, e.value.ext_port) = s;
   });
-  expired_before_ += table_->expired_count();
-  table_ = std::move(bigger);
+  expired_before_ += table_.expired_count();
+  table_.swap(bigger);  // the old table's memory leaves with `bigger`
   capacity_ = cap;
   ++grown_;
 }
