@@ -144,7 +144,7 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
       dst = load_be32(p.data + p.layout.l3_off + 16);
     }
     const bool ok = translate(p, steps[i], keys[i], hashes[i], ext[i], now);
-    if (frag && steps[i] != Step::kPass && steps[i] != Step::kMalformed) [[unlikely]]
+    if (frag && steps[i] != Step::kPass) [[unlikely]]  // IPv4 (IPv6 is kPass), header whole
       remember_first(p, src, dst, ok, now);
     if (!ok) verdicts[i] = Verdict::kDrop;
   }

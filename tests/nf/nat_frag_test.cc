@@ -105,6 +105,20 @@ TEST(NatFragments, FollowTheirFirstIntoTheDrop) {
   EXPECT_EQ(counter(twin.whole(), "drop.frag_first_dropped"), 2u);
 }
 
+// A first fragment the NAT cannot read (TCP data offset below 5) is dropped as malformed; the
+// rest of its datagram follows it.
+TEST(NatFragments, FollowAMalformedFirstIntoTheDrop) {
+  auto twin = testing::make_twin<Nat>(one_address());
+  Bytes whole = PacketBuilder().ipv4(kIn, kRemote).tcp(4000, 80).payload_size(3000).build();
+  store_be16(whole.data() + kL3 + 6, 0);
+  testing::fix_ipv4_checksum(whole);
+  std::vector<Bytes> f = testing::fragments(whole, 1480);
+  f[0][kL3 + 20 + 12] = 0x20;
+  for (Verdict v : run(twin, f, 0)) EXPECT_EQ(v, Verdict::kDrop);
+  EXPECT_EQ(counter(twin.whole(), "drop.malformed"), 1u);
+  EXPECT_EQ(counter(twin.whole(), "drop.frag_first_dropped"), 2u);
+}
+
 // A bounded table: with room for 16 datagrams, the 17th+ evict the oldest (counted), whose
 // later fragments then have nothing to follow.
 TEST(NatFragments, BoundedStateEvictsTheOldest) {
