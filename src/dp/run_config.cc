@@ -220,10 +220,17 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
 
   Section qm(root->get_as<toml::table>("queuemem"), "queuemem", path, err);
   auto& q = cfg.queuemem;
+  double lost_us = double(q.lost_after) / 1e3, seal_us = double(q.seal_after) / 1e3;
   if (!qm.get("queues", q.queues) || !qm.get("slices", q.slices) || !qm.get("batch", q.batch) ||
       !qm.get("header_array", q.header_array) || !qm.get("min_payload", q.min_payload) ||
-      !qm.check_unknown())
+      !qm.get("lost_after_us", lost_us) || !qm.get("seal_after_us", seal_us) || !qm.check_unknown())
     return false;
+  if (!(lost_us > 0 && lost_us <= 1e9))
+    return qm.fail("lost_after_us", "microseconds from 1 to 1e9 (header loss detection)");
+  if (!(seal_us >= 0 && seal_us <= 1e9))
+    return qm.fail("seal_after_us", "microseconds from 0 to 1e9 (0: batches close when full)");
+  q.lost_after = Nanos(lost_us * 1e3);
+  q.seal_after = Nanos(seal_us * 1e3);
   if (std::string e = q.validate(); !e.empty()) {
     err = path + ": [queuemem] " + e;
     return false;

@@ -41,17 +41,28 @@ int SwitchLoop::run(std::string& err) {
     work += to_nf();  // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
+    to_out_.clear();
+    mode_.poll(now, to_out_);
+    work += uint32_t(to_out_.size());
+    traffic_.send(to_out_);
     if (!live_) work += out_.drain();
-    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged())
+    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged()) {
       last_activity = now;
+      stall_phase_ = 0;
+    }
     // Live ports have no end of input: they run until a signal, the timeout, or --idle-exit.
     const bool input_done = live_ ? (cfg_.idle_exit_s > 0 && seen_traffic_ &&
                                      now - last_activity > Nanos(cfg_.idle_exit_s * 1e9))
                                   : feeder_.done();
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands.
-    const bool idle = now - last_activity > quiet && traffic_.rx_pending() == 0 &&
-                      sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
-                      (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    const bool nf_quiet = now - last_activity > quiet && sw_nf_.rx_pending() == 0 &&
+                          (external_nf_ || nf_side_.rx_pending() == 0) &&
+                          (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    if (nf_quiet && refused() && !stop_) {
+      stall_step(now);
+      last_activity = now;
+    }
+    const bool idle = nf_quiet && traffic_.rx_pending() == 0 && (stop_ || !refused());
     if ((input_done || stop_) && idle) {
       if (end_phase == 2) break;
       end_step(end_phase++, now);
@@ -74,6 +85,11 @@ int SwitchLoop::run(std::string& err) {
 
 uint64_t SwitchLoop::free_leftovers(rte_ring* wire_in) {
   uint64_t abandoned = 0;
+  for (int t = 0; t < 2; ++t) {
+    for (uint16_t i = 0; i < refused_[t]; ++i) rte_pktmbuf_free(in_[t][i]);
+    abandoned += refused_[t];
+    refused_[t] = 0;
+  }
   for (;;) {
     uint16_t n = sw_nf_.rx(b_, kBurst);
     if (!external_nf_) n += nf_side_.rx(b_ + n, uint16_t(kBurst - n));
@@ -95,18 +111,48 @@ uint32_t SwitchLoop::to_nf() {
   uint32_t work = 0;
   for (int t = 0; t < traffic_.size() && !stop_; ++t) {
     if (!sw_nf_.flush() || !traffic_.flushed()) break;
-    uint16_t n = traffic_[t].rx(b_, kBurst);
-    if (!n) continue;
-    traffic_[t].count_rx(b_, n);
-    if (live_) seen_traffic_ = true;
+    rte_mbuf** b = in_[t];
+    uint16_t n = refused_[t];  // what the mode refused last time goes first
+    if (!n) {
+      n = traffic_[t].rx(b, kBurst);
+      if (!n) continue;
+      traffic_[t].count_rx(b, n);
+      if (live_) seen_traffic_ = true;
+    }
     to_nf_.clear();
     to_out_.clear();
-    mode_.to_nf(b_, n, to_nf_, to_out_);
+    const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
+    refused_[t] = uint16_t(n - took);
+    if (took && refused_[t]) std::copy(b + took, b + n, b);
     if (!to_nf_.empty()) sw_nf_.tx(to_nf_.data(), uint16_t(to_nf_.size()));
     traffic_.send(to_out_);
-    work += n;
+    work += took + uint32_t(to_out_.size());
   }
   return work;
+}
+
+bool SwitchLoop::refused() const {
+  return refused_[0] || refused_[1];
+}
+
+// The mode refuses packets and nothing has moved for a quiet period, with no packet in a ring or
+// in the NF lcore's hands. Step 0: the NF server releases what it holds (in trace time nothing
+// else would make it: the input waits). Step 1 (nothing moved since, or the step counter would
+// have been reset): the NF side holds nothing, so the mode may give up on what it waits for.
+void SwitchLoop::stall_step(Nanos now) {
+  to_out_.clear();
+  if (stall_phase_ == 0) {
+    stall_phase_ = 1;
+    if (external_nf_) return;
+    if (!cfg_.nf_lcore)
+      server_.flush(nf_side_, now);
+    else
+      nft_.request_flush();
+    return;
+  }
+  stall_phase_ = 0;
+  mode_.nf_idle(to_out_);
+  traffic_.send(to_out_);
 }
 
 // Held packets (fault delay, Reframer) count as work only while time moves on its own; in trace

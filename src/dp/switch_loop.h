@@ -8,6 +8,13 @@
 // with no packet in a ring or in the server's hands; then the NF server releases what it holds,
 // then the mode does, each after everything settled again. A replay that outlives its timeout
 // fails; a live run's length is its timeout (or --idle-exit).
+//
+// Back-pressure: a mode may take only part of a burst (SwitchMode::to_nf). The rest waits here,
+// per traffic port, and is offered again before that port is read again; meanwhile packets wait
+// in the port's ring. If nothing moves for a quiet period while packets wait so, and nothing is
+// in a ring or in the NF server's hands, the loop (1) has the NF server release what it holds
+// (a replay's trace time cannot advance while the input waits) and, if that moved nothing,
+// (2) tells the mode the NF side is idle (SwitchMode::nf_idle): what it waits for will not come.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -46,6 +53,8 @@ class SwitchLoop {
 
  private:
   uint32_t to_nf();                 // traffic -> NF; packets moved
+  bool refused() const;             // packets refused by the mode wait to be offered again
+  void stall_step(Nanos now);       // back-pressure and nothing moves: see above
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved
   void end_step(int phase, Nanos now);
@@ -65,8 +74,11 @@ class SwitchLoop {
   Nanos start_ = 0;
   bool seen_traffic_ = false;
   uint64_t seen_nf_activity_ = 0;
+  int stall_phase_ = 0;
   std::vector<rte_mbuf*> to_nf_, to_out_;
   rte_mbuf* b_[kBurst];
+  rte_mbuf* in_[2][kBurst];       // per traffic port: the burst being offered to the mode
+  uint16_t refused_[2] = {0, 0};  // packets of in_[t] the mode refused (its first ones)
 };
 
 }  // namespace nfpark::dp
