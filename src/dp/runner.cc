@@ -43,7 +43,7 @@ bool uses_tags(Mode m) { return m == Mode::kPayloadPark || m == Mode::kQueueMem;
 uint32_t mode_holds(const RunConfig& c) {
   switch (c.mode) {
     case Mode::kPayloadPark: return c.park.slots * std::max<uint32_t>(c.park.slices, 1);
-    case Mode::kQueueMem: return uint32_t(2 * c.queuemem.max_held());
+    case Mode::kQueueMem: return uint32_t(c.queuemem.max_held());  // payloads; headers: hdrs
     case Mode::kNfSlicer: return uint32_t(c.slicer.entries) * std::max<uint32_t>(c.slicer.cores, 1);
     default: return 0;
   }

@@ -38,13 +38,13 @@ int SwitchLoop::run(std::string& err) {
   for (;;) {
     const Nanos now = clock_.now();
     uint32_t work = live_ ? 0 : feeder_.retry() + (stop_ ? 0 : feeder_.feed(now));
+    to_out_.clear();
+    mode_.poll(now, to_out_);  // the mode's timers, and the time to_nf() stamps batches with
+    work += uint32_t(to_out_.size());
+    traffic_.send(to_out_);
     work += to_nf();  // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
-    to_out_.clear();
-    mode_.poll(now, to_out_);
-    work += uint32_t(to_out_.size());
-    traffic_.send(to_out_);
     if (!live_) work += out_.drain();
     if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged()) {
       last_activity = now;

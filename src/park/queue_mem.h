@@ -132,7 +132,7 @@ class QueueMem {
         ++ctr_.rx;
         ++ctr_.splits;
         const uint32_t id = next_id();
-        const uint32_t idx = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, now_);
+        const uint32_t idx = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, time());
         hold(len);
         encode(h, hdr, port, idx, id, len, len - hdr);
         to_nf.push(h);
@@ -150,7 +150,7 @@ class QueueMem {
     if (waits) {  // queued behind its flow: travels whole, waits at its entry on the way back
       ++ctr_.joined_whole;
       const uint32_t id = next_id();
-      const uint32_t idx = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, now_);
+      const uint32_t idx = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, time());
       encode(pkt, hdr, port, idx, id, len, 0);
     } else {
       ParkTag tag;
@@ -210,6 +210,7 @@ class QueueMem {
   // Time (the engine's clock; call every loop iteration): closes batches open longer than
   // seal_after and recovers head batches whose missing header is overtaken for lost_after.
   void poll(Nanos now, Emitter<Handle>& to_out) {
+    if (now_ == kNoTime) st_.restamp(now);  // packets split before the first poll: now
     now_ = now;
     for (uint32_t s = 0; s < st_.slices(); ++s) {
       const uint32_t t = st_.tail(s);
@@ -268,6 +269,7 @@ class QueueMem {
     c.header_array = std::max<uint32_t>(1, c.header_array);
     return c;
   }
+  Nanos time() const { return now_ == kNoTime ? 0 : now_; }
   uint32_t next_id() {
     const uint32_t id = next_id_;
     next_id_ = next_id_ + 1 == 0 ? 1 : next_id_ + 1;
@@ -378,9 +380,10 @@ class QueueMem {
   QueueMemConfig cfg_;
   TagCodec codec_;
   Store st_;
-  Nanos now_ = 0;      // the last poll()'s time
-  uint64_t sent_ = 0;  // packets queued so far (send numbers)
-  uint64_t back_ = 0;  // highest send number whose header is back (loss evidence)
+  static constexpr Nanos kNoTime = INT64_MIN;
+  Nanos now_ = kNoTime;  // the last poll()'s time (split() stamps batches with it)
+  uint64_t sent_ = 0;    // packets queued so far (send numbers)
+  uint64_t back_ = 0;    // highest send number whose header is back (loss evidence)
   uint32_t next_id_ = 1;
   QueueMemCounters ctr_;
 };

@@ -127,6 +127,12 @@ class QueueMemStore {
     return idx;
   }
 
+  // Gives every batch `now` as its opening and last sending time (the clock's first reading).
+  void restamp(Nanos now) {
+    for (auto& sl : slice_)
+      for (uint32_t q = sl.head; q != kNone; q = batches_[q].next)
+        batches_[q].opened = batches_[q].last_sent = now;
+  }
   // Closes slice `s`'s open batch, if any. True if it was open.
   bool seal_tail(uint32_t s) {
     const uint32_t t = slice_[s].tail;

@@ -131,6 +131,7 @@ TEST_F(QueueMemSteps, SlowNfIsNeverTakenForALostHeader) {
 // is back (evidence that the NF moved past it); only the payload without a header is dropped.
 TEST_F(QueueMemSteps, RecoveryDropsOnlyThePayloadWhoseHeaderIsLost) {
   QueueMem<VecBuffer> qm(cfg(4, 4));
+  qm.poll(0, to_out);
   auto h = split(qm, 1, 4);  // sent at t = 0; h4 will be lost
   VecPkt* late = h[4];
   for (uint64_t i = 1; i <= 3; ++i) qm.merge(h[i], 0, to_out);
@@ -152,6 +153,24 @@ TEST_F(QueueMemSteps, RecoveryDropsOnlyThePayloadWhoseHeaderIsLost) {
   EXPECT_EQ(c.rx, c.out() + c.drops());
   EXPECT_EQ(c.held_pkts, 0u);
   EXPECT_EQ(qm.paused_queues(), 0u);
+}
+
+// Packets split before the clock's first reading are stamped with it, not with time 0 (which
+// would make their batch look lost_after old at once).
+TEST_F(QueueMemSteps, PacketsBeforeTheFirstPollTakeItsTime) {
+  QueueMemConfig c = cfg(2, 4);
+  c.lost_after = kMilli;
+  QueueMem<VecBuffer> qm(c);
+  auto a = split(qm, 1, 2);  // no poll yet
+  qm.poll(10 * kSecond, to_out);
+  auto b = split(qm, 3, 4);
+  qm.merge(b[3], 0, to_out);  // evidence: sent after batch {1, 2}
+  qm.merge(b[4], 0, to_out);
+  qm.poll(10 * kSecond + kMilli - 1, to_out);
+  EXPECT_EQ(qm.counters().recoveries, 0u);
+  qm.merge(a[1], 0, to_out);
+  qm.merge(a[2], 0, to_out);
+  EXPECT_EQ(take(to_out), (Out{1, 2, 3, 4}));
 }
 
 // The engine says nothing is at the NF: whatever is missing is lost, at once.
