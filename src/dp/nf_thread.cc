@@ -33,6 +33,7 @@ int nf_thread_main(void* arg) {
     uint16_t n = t->server->poll(*t->port, clock.now());
     while (!t->port->flush()) {  // nothing may stay in the server's hands between polls
     }
+    t->clock.store(t->server->clock());
     t->busy.store(false);
     if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
   }

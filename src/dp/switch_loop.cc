@@ -38,11 +38,8 @@ int SwitchLoop::run(std::string& err) {
   for (;;) {
     const Nanos now = clock_.now();
     uint32_t work = live_ ? 0 : feeder_.retry() + (stop_ ? 0 : feeder_.feed(now));
-    to_out_.clear();
-    mode_.poll(now, to_out_);  // the mode's timers, and the time to_nf() stamps batches with
-    work += uint32_t(to_out_.size());
-    traffic_.send(to_out_);
-    work += to_nf();  // in this order: separate statements
+    work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
+    work += to_nf();         // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
     if (!live_) work += out_.drain();
@@ -133,6 +130,20 @@ uint32_t SwitchLoop::to_nf() {
 
 bool SwitchLoop::refused() const {
   return refused_[0] || refused_[1];
+}
+
+// The mode's timers on the NF server's clock: its Reframer and delays hold packets on that
+// clock (trace time when replaying). Settled: what the server sent back is all merged (its
+// clock is read first; its lcore publishes it once that poll's output is in the ring).
+uint32_t SwitchLoop::poll_mode(Nanos now) {
+  Nanos nf_clock = now;  // another process: ours is the best guess
+  if (!external_nf_) nf_clock = cfg_.nf_lcore ? nft_.clock.load() : server_.clock();
+  const bool settled =
+      sw_nf_.rx_pending() == 0 && (external_nf_ || cfg_.nf_lcore || !nf_side_.backlogged());
+  to_out_.clear();
+  mode_.poll(nf_clock, settled, to_out_);
+  traffic_.send(to_out_);
+  return uint32_t(to_out_.size());
 }
 
 // The mode refuses packets and nothing has moved for a quiet period, with no packet in a ring or

@@ -54,6 +54,7 @@ class SwitchLoop {
  private:
   uint32_t to_nf();                 // traffic -> NF; packets moved
   bool refused() const;             // packets refused by the mode wait to be offered again
+  uint32_t poll_mode(Nanos now);    // the mode's timers; packets released
   void stall_step(Nanos now);       // back-pressure and nothing moves: see above
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved

@@ -97,8 +97,8 @@ class QueueMemMode final : public SwitchMode {
     for (uint16_t i = 0; i < n; ++i) qm_.merge(p[i], 0, out_);
     move_out(out_, out);
   }
-  void poll(Nanos now, std::vector<rte_mbuf*>& out) override {
-    qm_.poll(now, out_);
+  void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& out) override {
+    qm_.poll(now, out_, settled);
     move_out(out_, out);
   }
   void nf_idle(std::vector<rte_mbuf*>& out) override {

@@ -24,9 +24,12 @@ class SwitchMode {
                          std::vector<rte_mbuf*>& to_out) = 0;
   // NF -> traffic port.
   virtual void from_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_out) = 0;
-  // Time-driven work, called every loop iteration with the engine's clock; may release packets.
-  virtual void poll(Nanos now, std::vector<rte_mbuf*>& to_out) {
+  // Time-driven work, every loop iteration; may release packets. `now`: the NF server's clock
+  // (trace time when replaying, INT64_MIN before it has one); `settled`: every packet the NF
+  // side has sent back so far has been through from_nf().
+  virtual void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& to_out) {
     (void)now;
+    (void)settled;
     (void)to_out;
   }
   // The engine knows that nothing is on its way to or from the NF server and that the server

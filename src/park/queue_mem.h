@@ -2,12 +2,13 @@
 //           batch leaves when every header of it is back (software switch).
 // Ports:    traffic in -> split -> NF (headers, whole packets) ; NF -> merge -> traffic out
 //           split(pkt, port, to_nf, to_out) -> taken? · merge(pkt, nf_link, to_out) ·
-//           poll(now, to_out) · nf_idle(to_out) · drain(to_out)
+//           poll(now, to_out, settled) · nf_idle(to_out) · drain(to_out)
 // Config:   QueueMemConfig: ports (1) · queues per port (1600) · slices (6) · batch (20) ·
 //           header_array (94000) · min_payload (64 B) · lost_after (50 ms) · seal_after
 //           (200 us) · tag key (none: CRC-32C) · no_split
-// Time:     `now` comes only from poll(), which the engine calls every loop iteration; split()
-//           stamps batches with the last poll's time. Without poll() no timer ever fires.
+// Time:     `now` (the NF side's clock) comes only from poll(), which the engine calls every
+//           loop iteration; split() stamps batches with the last poll's time. No poll(), no
+//           timer: the paper's behaviour (batches leave by header count only).
 // State:    ports x queues batches of <= batch packets; header array of header_array slots;
 //           per-slice FIFO of batches; per-flow-bucket summary (queue_mem_store.h).
 //           At most config.max_held() packets wait at once.
@@ -38,10 +39,12 @@
 //  batches from its head. Each waiting original is rebuilt with the header at its idx if the
 //  ids match; a queued whole packet leaves as it came back, tag removed.
 //  Loss. A header may be lost (the NF drops it, a fault). The head batch of a slice is recovered
-//  when its last header has been out lost_after AND a header sent after it is back (an NF that
-//  is slow but keeps order never triggers this), or at once when the engine says the NF side
-//  holds nothing (nf_idle). Recovery releases it as above, dropping the originals whose header
-//  is missing (drop.header_lost). Late headers of a recovered batch are counted and freed.
+//  when a header sent after it came back lost_after ago (on the NF's clock) and everything the
+//  NF sent back since is merged (an NF that is slow but keeps order never triggers this; one
+//  that lets later headers overtake, as Reframer does, must not hold one longer than
+//  lost_after), or at once when the engine says the NF side holds nothing (nf_idle). Recovery
+//  releases it as above, dropping the originals whose header is missing (drop.header_lost).
+//  Late headers of a recovered batch are counted and freed (stale_headers).
 //  Drain (end of run): every batch is released as a recovery would; originals whose header
 //  never came back are freed as stranded_at_exit. Afterwards no queue holds a batch.
 #pragma once
@@ -55,6 +58,7 @@
 #include "park/emitter.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
+#include "park/queue_mem_evidence.h"
 #include "park/queue_mem_store.h"
 #include "park/tag.h"
 
@@ -68,7 +72,8 @@ class QueueMem {
   explicit QueueMem(const QueueMemConfig& c)
       : cfg_(usable(c)),
         codec_(TagFormat::kNfpark, c.key),
-        st_(cfg_.ports, cfg_.queues, cfg_.slices, cfg_.batch, cfg_.header_array, B::null()) {}
+        st_(cfg_.ports, cfg_.queues, cfg_.slices, cfg_.batch, cfg_.header_array, B::null()),
+        evidence_(std::max<Nanos>(1, cfg_.lost_after / 64)) {}
   QueueMem(const QueueMem&) = delete;
   QueueMem& operator=(const QueueMem&) = delete;
   ~QueueMem() {  // frees what drain() did not (uncounted): stored headers and waiting packets
@@ -207,24 +212,33 @@ class QueueMem {
     if (++bt.returned == bt.count && bt.closed) completed(s.queue, to_out);
   }
 
-  // Time (the engine's clock; call every loop iteration): closes batches open longer than
-  // seal_after and recovers head batches whose missing header is overtaken for lost_after.
-  void poll(Nanos now, Emitter<Handle>& to_out) {
-    if (now_ == kNoTime) st_.restamp(now);  // packets split before the first poll: now
+  // Time, every loop iteration. `now`: the NF side's clock — the one its Reframer and delays
+  // run on (INT64_MIN: none yet); `settled`: every packet the NF side has sent back so far has
+  // been merged (none waits in a ring or a backlog). Closes batches open longer than
+  // seal_after. At a settled call, recovers a slice's head batch that misses a header when a
+  // header sent after that batch came back lost_after ago or more: by then the NF's clock has
+  // passed whatever it could hold that header for, and all it sent is merged, so it is lost.
+  void poll(Nanos now, Emitter<Handle>& to_out, bool settled = true) {
+    if (now == kNoTime) return;
+    if (now_ == kNoTime) st_.restamp(now);  // packets split before the clock's first reading
     now_ = now;
+    evidence_.note(back_, now);
+    uint64_t oldest = UINT64_MAX;
     for (uint32_t s = 0; s < st_.slices(); ++s) {
       const uint32_t t = st_.tail(s);
       if (t != Store::kNone && cfg_.seal_after > 0 && !st_.batch(t).closed &&
           now - st_.batch(t).opened >= cfg_.seal_after)
         seal(s, to_out);
-      for (uint32_t h = st_.head(s); h != Store::kNone; h = st_.head(s)) {
-        const auto& bt = st_.batch(h);
-        if (now - bt.last_sent < cfg_.lost_after || back_ <= bt.last_send) break;
+      for (uint32_t h = st_.head(s); h != Store::kNone && settled; h = st_.head(s)) {
+        const Nanos seen = evidence_.seen_after(st_.batch(h).last_send);
+        if (seen == LossEvidence::kNever || now - seen < cfg_.lost_after) break;
         ++ctr_.recoveries;
         release_head(s, Release::kLost, to_out);
         release_ready(s, to_out);
       }
+      if (st_.head(s) != Store::kNone) oldest = std::min(oldest, st_.batch(st_.head(s)).last_send);
     }
+    evidence_.prune(oldest == UINT64_MAX ? sent_ : oldest);
   }
 
   // The engine knows that nothing is on its way to or from the NF and the NF holds nothing:
@@ -380,6 +394,7 @@ class QueueMem {
   QueueMemConfig cfg_;
   TagCodec codec_;
   Store st_;
+  LossEvidence evidence_;  // when headers sent after a given one first came back
   static constexpr Nanos kNoTime = INT64_MIN;
   Nanos now_ = kNoTime;  // the last poll()'s time (split() stamps batches with it)
   uint64_t sent_ = 0;    // packets queued so far (send numbers)
