@@ -68,7 +68,8 @@ class NfEndpoint {
       // nfpark tags carry the original length; PayloadPark's does not, but the IP length
       // fields are never rewritten on a split, so the IP header still tells it.
       v.wire_len = *format_ == TagFormat::kNfpark ? load_be16(t + 12) : v.layout.ip_end;
-      ++ctr_.header_only;
+      // nfpark tag with nothing parked: a whole packet QUEUE-MEM queued behind its flow
+      ++(*format_ == TagFormat::kNfpark && load_be16(t + 14) == 0 ? ctr_.whole : ctr_.header_only);
     }
   }
 

@@ -87,6 +87,7 @@ def test_issue_trace_keeps_flow_order(lab: Lab, setting: str) -> None:
     if setting == "inline":
         base_out, _ = lab.baseline(trace, CHAIN)
         cli.assert_same_multiset(base_out, out)
+        assert res["nf"]["server.header_only"] == res["split"], res["nf"]
     check_order(trace, out)
 
 
