@@ -142,3 +142,19 @@ def test_other_modes_keep_flow_order(lab: Lab, mode: str, combined: str) -> None
     check_run(trace, out, res)
     check_lossless(res)
     check_order(trace, out)
+
+
+@pytest.mark.parametrize(("text", "extra", "key"), [
+    ("[queuemem]\nlost_after_us = 0\n", (), "lost_after_us"),
+    ("[queuemem]\nseal_after_us = -1\n", (), "seal_after_us"),
+    ("[queuemem]\nlost_after_us = 50\n", ("--reframe", "64"), "lost_after_us"),
+], ids=["lost-after-zero", "seal-after-negative", "lost-after-below-reframe"])
+def test_time_settings_are_checked(lab: Lab, tmp_path: Path, text: str,
+                                   extra: tuple[str, ...], key: str) -> None:
+    """QUEUE-MEM's two timers: a bad value, or a loss timer Reframer's T_buff would trip
+    (overtaking is not loss), is one clear error naming the key."""
+    cfg = tmp_path / "qm.toml"
+    cfg.write_text(text)
+    p = cli.nfpark("run", cfg, "--mode", "queuemem", "--in", issue_trace(lab), "--out",
+                   tmp_path / "o.pcap", "--no-progress", *extra)
+    cli.one_line_error(p, key)
