@@ -17,36 +17,24 @@
 //           (payload_split.p4, forward_header.p4, store_header.p4, packet_reconstruct.p4);
 //           shared/research/anchors_code.md §5; docs/queuemem.md (where nfpark differs, why).
 //
-// Theory of operation
+// Theory of operation (docs/queuemem.md has the whole story and where it departs from the P4)
 //  Split. A taggable packet (IPv4/IPv6 TCP/UDP, unfragmented) with payload >= min_payload that
-//  the no_split filter does not match is split: its 5-tuple hash picks a slice of the port; the
-//  slice's open batch (or a new one in a free queue) takes the original, which waits untouched;
-//  the NF gets its headers + a 24-byte nfpark tag {port, idx, id, original length}, idx being a
-//  free header-array entry and id a 32-bit counter (never 0).
-//  Per-flow order. A flow's batches all live in its slice, and a slice releases its batches in
-//  creation order, so everything a flow queued leaves in arrival order. A packet that is not
-//  split (small, filtered, no header buffer, store full) goes whole to the NF — directly when
-//  its flow has nothing waiting, else *queued behind it*: it gets an entry in the slice's open
-//  batch and a tag, travels whole, and on its way back waits at that entry. A packet that can
-//  take no tag (untaggable) and whose flow has packets waiting, or a packet whose flow has
-//  packets waiting when the store is full, is refused: split() returns false, the caller keeps
-//  it and offers it again later, before anything after it (back-pressure); the slice's open
-//  batch is closed so the flow can drain. Refusal is the only case where split() does not
-//  take the packet; nothing is ever dropped for lack of room.
-//  Merge. A header whose tag verifies and whose (idx, id, port) is the one still waiting is
-//  stored at idx and counts for its batch (an NF "drop" flag counts too). A batch is complete
-//  when it is closed (full, or sealed) and all its headers are back; a slice releases complete
-//  batches from its head. Each waiting original is rebuilt with the header at its idx if the
-//  ids match; a queued whole packet leaves as it came back, tag removed.
-//  Loss. A header may be lost (the NF drops it, a fault). The head batch of a slice is recovered
-//  when a header sent after it came back lost_after ago (on the NF's clock) and everything the
-//  NF sent back since is merged (an NF that is slow but keeps order never triggers this; one
-//  that lets later headers overtake, as Reframer does, must not hold one longer than
-//  lost_after), or at once when the engine says the NF side holds nothing (nf_idle). Recovery
-//  releases it as above, dropping the originals whose header is missing (drop.header_lost).
-//  Late headers of a recovered batch are counted and freed (stale_headers).
-//  Drain (end of run): every batch is released as a recovery would; originals whose header
-//  never came back are freed as stranded_at_exit. Afterwards no queue holds a batch.
+//  no_split does not match waits, untouched, in its slice's open batch (a new batch takes a free
+//  queue); the NF gets its headers + a 24-byte nfpark tag {port, idx, id, original length}.
+//  Per-flow order. A flow always uses the same slice, and a slice releases its batches in
+//  creation order. A packet not split whose flow has packets waiting is queued behind them: it
+//  travels whole with a parked tag and waits at its entry on the way back. A packet that cannot
+//  queue behind its waiting flow (untaggable, or the store is full) is refused: split() returns
+//  false and the caller offers it again later, before anything after it (back-pressure). No
+//  packet is dropped for lack of room.
+//  Merge. A header whose tag verifies and whose (idx, id, port) still waits is stored at idx and
+//  counts for its batch. A batch is complete when closed (full, or sealed after seal_after) and
+//  all its headers are back; complete batches leave from the head of their slice, each original
+//  rebuilt with its own header (id checked), each queued whole packet as it came back.
+//  Loss. A slice's oldest batch missing a header is recovered when a header sent after it came
+//  back lost_after ago on the NF's clock, at a poll where all the NF sent back is merged (a slow
+//  NF that keeps order never triggers it), or at once on nf_idle(); only the originals without
+//  a header are dropped (drop.header_lost). drain() ends a run: everything leaves or is freed.
 #pragma once
 #include <algorithm>
 #include <cstdint>
