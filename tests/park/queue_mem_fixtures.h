@@ -115,7 +115,7 @@ struct Rig {
       : qm(c), ep(TagFormat::kNfpark, notify), rng(seed) {}
   ~Rig() {
     for (auto* p : out) VecBuffer::free(p);
-    for (auto& h : at_nf) VecBuffer::free(h.p);
+    for (auto& [due, h] : at_nf) VecBuffer::free(h.p);
     for (auto* p : pending) VecBuffer::free(p);
   }
   QueueMem<VecBuffer> qm;
@@ -137,7 +137,7 @@ struct Rig {
     VecPkt* p;
     uint64_t due, seq, flow;
   };
-  std::vector<AtNf> at_nf;
+  std::multimap<uint64_t, AtNf> at_nf;    // by due round (equal keys keep their arrival order)
   std::map<uint64_t, uint64_t> flow_due;  // per-flow latest due round (kPerFlow)
   uint64_t nf_seq = 0, fifo_due = 0;
 
@@ -238,13 +238,15 @@ struct Rig {
     if (timing.order == NfTiming::Order::kFifo) due = fifo_due = std::max(fifo_due, due);
     if (timing.order == NfTiming::Order::kPerFlow)
       due = flow_due[flow] = std::max(flow_due[flow], due);
-    at_nf.push_back({p, due, nf_seq++, flow});
+    at_nf.emplace(due, AtNf{p, due, nf_seq++, flow});
   }
   std::vector<VecPkt*> nf_returns() {
     std::vector<AtNf> due;
-    std::vector<AtNf> keep;
-    for (auto& a : at_nf) (a.due <= round ? due : keep).push_back(a);
-    at_nf.swap(keep);
+    const auto end = at_nf.upper_bound(round);
+    for (auto it = at_nf.begin(); it != end; ++it) due.push_back(it->second);
+    at_nf.erase(at_nf.begin(), end);
+    if (timing.order == NfTiming::Order::kFifo)  // dues never decrease: arrival order
+      std::sort(due.begin(), due.end(), [](const AtNf& a, const AtNf& b) { return a.seq < b.seq; });
     if (timing.order == NfTiming::Order::kAny) std::shuffle(due.begin(), due.end(), rng);
     if (timing.order == NfTiming::Order::kPerFlow) {  // flows interleaved at random, each in order
       std::shuffle(due.begin(), due.end(), rng);
