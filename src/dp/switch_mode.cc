@@ -1,7 +1,5 @@
 #include "dp/switch_mode.h"
 
-#include <cstdio>
-
 #include "dp/mbuf_ops.h"
 #include "dp/port.h"
 #include "park/emitter.h"
@@ -255,14 +253,6 @@ std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* 
     case Mode::kQueueMem: {
       if (std::string e = cfg.queuemem.validate(); !e.empty()) {
         err = "queuemem: " + e;
-        return nullptr;
-      }
-      if (cfg.reframe_us > 0 && double(cfg.queuemem.lost_after) <= cfg.reframe_us * 1e3) {
-        // Reframer lets later headers overtake a held one for up to T_buff: that is not a loss.
-        char t[32];
-        std::snprintf(t, sizeof t, "%g", cfg.reframe_us);
-        err = "queuemem: lost_after_us (" + std::to_string(cfg.queuemem.lost_after / 1000) +
-              ") must exceed --reframe T_BUFF (" + t + " us): raise [queuemem] lost_after_us";
         return nullptr;
       }
       return std::make_unique<QueueMemMode>(cfg.queuemem);

@@ -113,6 +113,8 @@ class QueueMem {
       why = &ctr_.not_split_no_queue;
     } else if (payload < cfg_.min_payload || payload == 0) {
       why = &ctr_.not_split_small;
+    } else if (len > kMaxTaggedFrame) {
+      why = &ctr_.not_split_large;
     } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
       why = &ctr_.not_split_filtered;
     } else if (!st_.room(s)) {
@@ -148,7 +150,7 @@ class QueueMem {
     } else {
       ParkTag tag;
       tag.slice = port;
-      tag.orig_len = uint16_t(len);
+      tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
       codec_.encode(tag, B::data(pkt) + hdr);
     }
     to_nf.push(pkt);
@@ -284,8 +286,8 @@ class QueueMem {
     tag.slice = port;
     tag.index = idx;
     tag.generation = id;
-    tag.orig_len = uint16_t(len);
-    tag.parked_len = uint16_t(parked);  // 0: a queued whole packet
+    tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));  // whole ones may be more
+    tag.parked_len = uint16_t(parked);                                  // 0: a queued whole packet
     codec_.encode(tag, B::data(h) + at);
   }
   void hold(uint32_t bytes) {

@@ -26,6 +26,7 @@ void QueueMemCounters::report(const CounterSink& s) const {
   s("not_split_no_queue", not_split_no_queue);
   s("not_split_no_buffer", not_split_no_buffer);
   s("not_split_store_full", not_split_store_full);
+  s("not_split_large", not_split_large);
   s("joined_whole", joined_whole);
   s("refused", refused);
   s("released", released);

@@ -59,6 +59,7 @@ struct QueueMemCounters {
   uint64_t not_split_no_queue = 0;    // output port outside config.ports: sent whole
   uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
   uint64_t not_split_store_full = 0;  // no queue or header-array entry free: sent whole
+  uint64_t not_split_large = 0;       // frame above kMaxTaggedFrame (tag's 16-bit length): whole
   uint64_t refused = 0;  // split() declined a packet for now (back-pressure; offered again)
   // merge side: packet outcomes
   uint64_t released = 0;             // payloads rebuilt with their header and sent out
@@ -88,7 +89,7 @@ struct QueueMemCounters {
 
   uint64_t sent_whole() const {
     return not_split_small + not_split_filtered + not_split_untaggable + not_split_no_queue +
-           not_split_no_buffer + not_split_store_full;
+           not_split_no_buffer + not_split_store_full + not_split_large;
   }
   // Packets dropped by the switch (each counted once).
   uint64_t drops() const {
