@@ -54,6 +54,7 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
     bool fraction;
   } fracs[] = {{"nf-drop", &c.faults.drop, true},       {"nf-dup", &c.faults.dup, true},
                {"nf-reorder", &c.faults.reorder, true}, {"nf-corrupt-tag", &c.faults.corrupt_tag, true},
+               {"nf-forge-tag", &c.faults.forge_tag, true},
                {"nf-delay-us", &c.faults.delay_us, false}, {"reframe", &c.reframe_us, false},
                {"timeout", &c.timeout_s, false},        {"idle-exit", &c.idle_exit_s, false}};
   for (auto& f : fracs) {
@@ -132,6 +133,7 @@ int run_main(int argc, char** argv) {
       .option("nf-dup", "P", "fault: NF server duplicates a fraction P of packets", "0")
       .option("nf-reorder", "P", "fault: NF server swaps neighbours with probability P", "0")
       .option("nf-corrupt-tag", "P", "fault: NF server flips a bit in a fraction P of tags", "0")
+      .option("nf-forge-tag", "P", "fault: NF server forges a fraction P of tags (random, replayed, another packet's)", "0")
       .option("seed", "S", "seed for the fault injector", "1")
       .option("reframe", "T_US", "put Reframer (T_buff in µs) in front of the chain", "0")
       .option("timeout", "S", "stop after S seconds", "600")

@@ -246,11 +246,13 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
   auto& fl = cfg.faults;
   if (!faults.get("drop", fl.drop) || !faults.get("dup", fl.dup) ||
       !faults.get("reorder", fl.reorder) || !faults.get("corrupt_tag", fl.corrupt_tag) ||
+      !faults.get("forge_tag", fl.forge_tag) ||
       !faults.get("delay_us", fl.delay_us) || !faults.get("seed", fl.seed) ||
       !faults.check_unknown())
     return false;
-  for (double p : {fl.drop, fl.dup, fl.reorder, fl.corrupt_tag})
-    if (p < 0 || p > 1) return faults.fail("drop/dup/reorder/corrupt_tag", "a fraction from 0 to 1");
+  for (double p : {fl.drop, fl.dup, fl.reorder, fl.corrupt_tag, fl.forge_tag})
+    if (p < 0 || p > 1)
+      return faults.fail("drop/dup/reorder/corrupt_tag/forge_tag", "a fraction from 0 to 1");
 
   cfg.nf_config = root;  // the chain reads its [nf.NAME] tables from here
   return true;
