@@ -116,14 +116,7 @@ class FaultInjector {
       out.push_back(m);
       tags_.push_back(at);
     }
-    for (size_t i = first; i + 1 < out.size(); ++i) {
-      if (chance(f_.reorder)) {
-        std::swap(out[i], out[i + 1]);
-        std::swap(tags_[i - first], tags_[i + 1 - first]);
-        ++c_.reordered;
-        ++i;
-      }
-    }
+    reorder(out, first);
     forge(out, first);
   }
 
@@ -136,6 +129,7 @@ class FaultInjector {
       tags_.push_back(delayed_.front().tag_at);
       delayed_.pop_front();
     }
+    reorder(out, first);
     forge(out, first);
   }
 
@@ -164,6 +158,17 @@ class FaultInjector {
     const auto [first, last] = shape_.identity();
     t[first + next() % (last - first)] ^= uint8_t(1u << (next() % 8));
     ++c_.corrupted;
+  }
+  // Swaps neighbours among out[first, ...) (tags_ follows).
+  void reorder(std::vector<Handle>& out, size_t first) {
+    for (size_t i = first; i + 1 < out.size(); ++i) {
+      if (chance(f_.reorder)) {
+        std::swap(out[i], out[i + 1]);
+        std::swap(tags_[i - first], tags_[i + 1 - first]);
+        ++c_.reordered;
+        ++i;
+      }
+    }
   }
   // Forges tags among out[first, ...) (tags_ holds their tag offsets), then remembers the intact
   // parked tags that leave for later replays.
