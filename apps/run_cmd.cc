@@ -55,6 +55,7 @@ bool apply_flags(Args& a, dp::RunConfig& c, std::string& err) {
   } fracs[] = {{"nf-drop", &c.faults.drop, true},       {"nf-dup", &c.faults.dup, true},
                {"nf-reorder", &c.faults.reorder, true}, {"nf-corrupt-tag", &c.faults.corrupt_tag, true},
                {"nf-forge-tag", &c.faults.forge_tag, true},
+               {"nf-delay-share", &c.faults.delay_share, true},
                {"nf-delay-us", &c.faults.delay_us, false}, {"reframe", &c.reframe_us, false},
                {"timeout", &c.timeout_s, false},        {"idle-exit", &c.idle_exit_s, false}};
   for (auto& f : fracs) {
@@ -129,7 +130,8 @@ int run_main(int argc, char** argv) {
       .option("tag-format", "F", "nfpark (24 B, checked) | payloadpark (7 B, byte-compatible)", "nfpark")
       .option("tag-key", "HEX", "128-bit SipHash key: reject tags forged by the NF side")
       .option("nf-drop", "P", "fault: NF server drops a fraction P of packets silently", "0")
-      .option("nf-delay-us", "D", "fault: NF server delays every packet by D microseconds", "0")
+      .option("nf-delay-us", "D", "fault: NF server delays packets by D microseconds", "0")
+      .option("nf-delay-share", "P", "fault: the fraction of packets --nf-delay-us delays", "1")
       .option("nf-dup", "P", "fault: NF server duplicates a fraction P of packets", "0")
       .option("nf-reorder", "P", "fault: NF server swaps neighbours with probability P", "0")
       .option("nf-corrupt-tag", "P", "fault: NF server flips a bit in a fraction P of tags", "0")

@@ -247,12 +247,14 @@ bool load_run_config(const std::string& path, RunConfig& cfg, std::string& err) 
   if (!faults.get("drop", fl.drop) || !faults.get("dup", fl.dup) ||
       !faults.get("reorder", fl.reorder) || !faults.get("corrupt_tag", fl.corrupt_tag) ||
       !faults.get("forge_tag", fl.forge_tag) ||
-      !faults.get("delay_us", fl.delay_us) || !faults.get("seed", fl.seed) ||
+      !faults.get("delay_us", fl.delay_us) || !faults.get("delay_share", fl.delay_share) ||
+      !faults.get("seed", fl.seed) ||
       !faults.check_unknown())
     return false;
-  for (double p : {fl.drop, fl.dup, fl.reorder, fl.corrupt_tag, fl.forge_tag})
+  for (double p : {fl.drop, fl.dup, fl.reorder, fl.corrupt_tag, fl.forge_tag, fl.delay_share})
     if (p < 0 || p > 1)
-      return faults.fail("drop/dup/reorder/corrupt_tag/forge_tag", "a fraction from 0 to 1");
+      return faults.fail("drop/dup/reorder/corrupt_tag/forge_tag/delay_share",
+                         "a fraction from 0 to 1");
 
   cfg.nf_config = root;  // the chain reads its [nf.NAME] tables from here
   return true;

@@ -2,7 +2,8 @@
 //           soaks and demos: drops, delays, duplicates, reordering, corrupted and forged tags.
 // Ports:    apply(burst the chain passed) -> out (now) | held (delayed) ; release(now) -> out
 // Config:   FaultConfig: drop, dup, reorder, corrupt_tag, forge_tag (fractions of packets, 0..1),
-//           delay_us (every packet held that long, µs; 0 = off), seed (1).
+//           delay_us (packets held that long, µs; 0 = off), delay_share (the fraction of
+//           packets held, 1 = all), seed (1).
 //           TagShape: where the mode's tag or token is and which of its bytes are flags.
 // Time:     `now` passed in (trace time or the engine's clock); no timers.
 // State:    the delayed packets (FIFO); the last 64 parked tags sent back (for replays).
@@ -21,8 +22,12 @@
 //   - replay: a parked tag this injector sent back in an earlier burst (its owner went first);
 //   - another packet's: the parked tag of a packet earlier in the same outgoing burst (its
 //     owner goes first, so the forged copy arrives second: a duplicate, or stale).
-//  Only intact tags of parked packets are remembered (a replayed "not parked" or escape tag on a
-//  header packet would turn it into a truncated whole packet, which is garbage, not a forgery).
+//  A tag's owner is the header packet the switch made, sent back intact: only such tags are
+//  remembered and copied. Not a duplicate's: while the original is held (delayed) or later
+//  destroyed (forged over), the record stays live with no intact holder, and a copy of its tag
+//  on another header would merge — that is the undetectable tag swap again. Not a "not parked"
+//  or escape tag either: on a header packet it turns it into a truncated whole packet, which is
+//  garbage, not a forgery.
 //  Every event is counted, so in + duplicated = out + Σ drops still holds end to end.
 #pragma once
 #include <array>
@@ -42,6 +47,7 @@ namespace nfpark::park {
 struct FaultConfig {
   double drop = 0, dup = 0, reorder = 0, corrupt_tag = 0, forge_tag = 0;  // fractions, 0..1
   double delay_us = 0;                                                    // µs, >= 0
+  double delay_share = 1;  // fraction of packets delayed (the others leave at once), 0..1
   uint64_t seed = 1;
   bool any() const {
     return drop > 0 || dup > 0 || reorder > 0 || corrupt_tag > 0 || forge_tag > 0 || delay_us > 0;
@@ -92,6 +98,7 @@ class FaultInjector {
              Copy&& copy) {
     const size_t first = out.size();
     tags_.clear();
+    copy_.clear();
     for (uint16_t i = 0; i < n; ++i) {
       Handle m = pkts[i];
       if (chance(f_.drop)) {
@@ -106,15 +113,17 @@ class FaultInjector {
           ++c_.duplicated;
           out.push_back(d);
           tags_.push_back(at);
+          copy_.push_back(1);
         }
       }
-      if (f_.delay_us > 0) {
+      if (f_.delay_us > 0 && (f_.delay_share >= 1 || chance(f_.delay_share))) {
         ++c_.delayed;
         delayed_.push_back({now + Nanos(f_.delay_us * 1000), m, at});
         continue;
       }
       out.push_back(m);
       tags_.push_back(at);
+      copy_.push_back(0);
     }
     reorder(out, first);
     forge(out, first);
@@ -124,9 +133,11 @@ class FaultInjector {
   void release(Nanos now, bool all, std::vector<Handle>& out) {
     const size_t first = out.size();
     tags_.clear();
+    copy_.clear();
     while (!delayed_.empty() && (all || delayed_.front().due <= now)) {
       out.push_back(delayed_.front().pkt);
       tags_.push_back(delayed_.front().tag_at);
+      copy_.push_back(0);
       delayed_.pop_front();
     }
     reorder(out, first);
@@ -165,6 +176,7 @@ class FaultInjector {
       if (chance(f_.reorder)) {
         std::swap(out[i], out[i + 1]);
         std::swap(tags_[i - first], tags_[i + 1 - first]);
+        std::swap(copy_[i - first], copy_[i + 1 - first]);
         ++c_.reordered;
         ++i;
       }
@@ -196,7 +208,7 @@ class FaultInjector {
     }
     for (size_t k = first; k < out.size() && size; ++k) {
       const uint32_t at = tags_[k - first];
-      if (!at || forged[k - first]) continue;
+      if (!at || forged[k - first] || copy_[k - first]) continue;
       const uint8_t* t = B::data(out[k]) + at;
       if (!shape_.parked(t)) continue;
       std::memcpy(history_[history_next_].data(), t, size);
@@ -208,7 +220,7 @@ class FaultInjector {
   size_t earlier_parked(const std::vector<Handle>& out, size_t first, size_t k) {
     for (size_t tries = 0; tries < 4 && k > first; ++tries) {
       const size_t s = first + next() % (k - first);
-      if (tags_[s - first] && !forged_[s - first] &&
+      if (tags_[s - first] && !forged_[s - first] && !copy_[s - first] &&
           shape_.parked(B::data(out[s]) + tags_[s - first]))
         return s;
     }
@@ -221,6 +233,7 @@ class FaultInjector {
   FaultCounters c_;
   std::deque<Delayed> delayed_;
   std::vector<uint32_t> tags_;  // tag offsets of the packets appended to `out` by this call
+  std::vector<uint8_t> copy_;   // ... which of them are duplicates (1)
   std::vector<bool> forged_;
   std::array<Tag, 64> history_{};
   size_t history_n_ = 0, history_next_ = 0;

@@ -94,6 +94,22 @@ TEST(FaultInjector, DelayedPacketsLeaveWhenDueInOrder) {
   EXPECT_EQ(VecBuffer::live, 0);
 }
 
+TEST(FaultInjector, DelayShareDelaysOnlyThatShare) {
+  FaultConfig f;
+  f.delay_us = 10;
+  f.delay_share = 0.25;
+  Injector fi(f, {});
+  uint64_t now_out = 0;
+  for (int burst = 0; burst < 100; ++burst) now_out += run_burst(fi, 32, 0).size();
+  EXPECT_EQ(now_out + fi.held(), 3200u);
+  EXPECT_NEAR(double(fi.counters().delayed) / 3200, 0.25, 0.03);
+  std::vector<VecPkt*> out;
+  fi.release(10000, false, out);
+  EXPECT_EQ(out.size(), fi.counters().delayed);
+  for (VecPkt* p : out) VecBuffer::free(p);
+  EXPECT_EQ(VecBuffer::live, 0);
+}
+
 // Every corruption is rejected by the format's codec (or names no issued token).
 TEST(FaultInjector, CorruptedTagsAreAlwaysRejected) {
   for (auto fmt : {TagFormat::kNfpark, TagFormat::kPayloadPark}) {
