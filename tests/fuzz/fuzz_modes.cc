@@ -13,6 +13,7 @@
 //    another packet's tag is never merged, even when it decodes);
 //  - in + NF copies = out + the mode's drops + NF drops; every buffer freed once and only once
 //    (TrackBuffer), nothing held after drain(), nothing handed out twice.
+// Honest NF behind the fault injector: every frame that leaves is one the baseline sends.
 // Honest NF (baseline = the same NF applied to the whole frames, in order):
 //  - prompt (bursts within the store's capacity, returned at once): no drop, and the output is
 //    the baseline, byte for byte and in order (QUEUE-MEM: the same packets, in order per flow);
@@ -181,6 +182,23 @@ void check_end(ModeHarness& h) {
   FUZZ_CHECK(h.mode->held() == 0, "%s: %llu still held after drain", mode.c_str(),
              (unsigned long long)h.mode->held());
   if (h.regime == Regime::kHostile) return;
+  if (h.regime == Regime::kFaults) {  // whatever left is a frame the baseline sends
+    std::vector<std::vector<uint8_t>> base = baseline(h);
+    std::sort(base.begin(), base.end());
+    for (size_t i = 0; i < h.out.size(); ++i) {
+      const bool known = std::binary_search(base.begin(), base.end(), h.out[i]);
+      if (h.mode->slicer())
+        FUZZ_KNOWN("slicer_not_own", known, "%s: output %zu is no frame the baseline sends",
+                   mode.c_str(), i);
+      else
+        FUZZ_CHECK(known,
+                   "%s: output %zu is no frame the baseline sends (faults: forged %llu, "
+                   "corrupted %llu)",
+                   mode.c_str(), i, (unsigned long long)h.fault_counters().forged,
+                   (unsigned long long)h.fault_counters().corrupted);
+    }
+    return;
+  }
   if (h.regime == Regime::kPrompt) {
     if (h.mode->slicer())
       FUZZ_KNOWN("slicer_not_own", drops == 0, "%s: %llu drops", mode.c_str(),
@@ -206,14 +224,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   auto mode = make_mode(in);
   const uint8_t r = in.u8();
-  const Regime regime = r < 0x55 ? Regime::kPrompt : r < 0xAA ? Regime::kSlow : Regime::kHostile;
+  const Regime regime = r < 0x40   ? Regime::kPrompt
+                        : r < 0x80 ? Regime::kSlow
+                        : r < 0xC0 ? Regime::kHostile
+                                   : Regime::kFaults;
   HonestNf nf;
   nf.drop_level = uint8_t(in.u8() % 20 < 15 ? 0 : in.range(1, 8));
   nf.port_xor = in.u16();
   nf.push_vlan = in.flag();
   nf.notify = !(in.u8() % 4 == 0);
   const uint32_t lag = in.range(0, 255);
-  ModeHarness h(in, std::move(mode), regime, nf, lag);
+  nfpark::park::FaultConfig faults;
+  const double rates[] = {0, 0.05, 0.2, 0.5};
+  faults.drop = rates[in.u8() % 4];
+  faults.dup = rates[in.u8() % 4];
+  faults.reorder = rates[in.u8() % 4];
+  faults.corrupt_tag = rates[in.u8() % 4];
+  faults.forge_tag = rates[in.u8() % 4];
+  faults.delay_us = in.range(0, 40);
+  faults.delay_share = rates[1 + in.u8() % 3];
+  faults.seed = in.u16();
+  ModeHarness h(in, std::move(mode), regime, nf, lag, faults);
   h.world.on_rejoin = [&h](const TPkt& parked, const TPkt& ret, uint32_t at) {
     check_rejoin(h, parked, ret, at);
   };

@@ -10,6 +10,8 @@
 //             drop flag, duplicates, corrupts bytes, forges tags (random bytes, a tag replayed
 //             from an earlier packet, another packet's tag), returns other packets' headers,
 //             truncates, pushes bytes, rewrites headers
+//   kFaults   honest, behind the engine's own fault injector (park/fault_injector.h) with
+//             every fault at a rate the input picks
 // The merge check (World::on_rejoin) runs inside every rejoin; everything else is checked at the
 // end by fuzz_modes.cc from what this records.
 #pragma once
@@ -26,11 +28,12 @@
 #include "fuzz/nf_model.h"
 #include "fuzz/track_buffer.h"
 #include "fuzz/traffic.h"
+#include "park/fault_injector.h"
 #include "park/nf_endpoint.h"
 
 namespace nfpark::fuzz {
 
-enum class Regime : uint8_t { kPrompt, kSlow, kHostile };
+enum class Regime : uint8_t { kPrompt, kSlow, kHostile, kFaults };
 
 // NFPARK_FUZZ_TRACE=1: every event of an input on stderr (to read a reproducer).
 inline bool tracing() {
@@ -49,13 +52,15 @@ class ModeHarness {
     uint8_t lane;  // the lane it was split on (the NF returns it on the same one)
   };
 
-  ModeHarness(Input& in, std::unique_ptr<Mode> m, Regime r, HonestNf nf, uint32_t lag)
+  ModeHarness(Input& in, std::unique_ptr<Mode> m, Regime r, HonestNf nf, uint32_t lag,
+              const park::FaultConfig& faults = {})
       : mode(std::move(m)),
         regime(r),
         honest(nf),
         in_(in),
         lag_(lag),
-        ep_(mode->nf_format(), r == Regime::kHostile || nf.notify, mode->slicer()) {
+        ep_(mode->nf_format(), r == Regime::kHostile || nf.notify, mode->slicer()),
+        faults_(mode->lanes(), park::FaultInjector<TrackBuffer>(faults, shape_of(*mode))) {
     World::current() = &world;
   }
   ~ModeHarness() { World::current() = nullptr; }
@@ -68,12 +73,28 @@ class ModeHarness {
         continue;
       }
       inject(in_.range(1, regime == Regime::kPrompt ? std::min(32u, mode->capacity()) : 32));
-      if (regime != Regime::kHostile)
+      if (regime == Regime::kFaults) {
+        through_faults(Nanos(step) * kMicro, false);
+      } else if (regime != Regime::kHostile) {
         while (inbox.size() > (regime == Regime::kPrompt ? 0 : lag_)) nf_process(pop(0));
+      }
     }
+    if (regime == Regime::kFaults) through_faults(0, true);
     while (!inbox.empty()) nf_process(pop(0));
     mode->drain(to_out_);
     emit();
+    for (const auto& f : faults_) {
+      copies += f.counters().duplicated;
+      nf_drops += f.counters().dropped;
+    }
+  }
+  park::FaultCounters fault_counters() const {
+    park::FaultCounters c;
+    for (const auto& f : faults_) {
+      c.forged += f.counters().forged;
+      c.corrupted += f.counters().corrupted;
+    }
+    return c;
   }
 
   World world;
@@ -131,6 +152,7 @@ class ModeHarness {
                : h->kind == Kind::kCopy ? "copy"
                                         : "frame",
                h->id, h->size());
+    h->lane = lane;
     inbox.push_back({h, lane});
   }
 
@@ -143,7 +165,49 @@ class ModeHarness {
     FUZZ_TRACE("  back: #%llu (frame %u, %u bytes) lane %u\n", (unsigned long long)p->serial, p->id,
                p->size(), lane);
     mode->merge(p, lane, to_out_);
+    if (tracing()) FUZZ_TRACE("    [%s]\n", mode->counters().c_str());
     emit();
+  }
+  static park::TagShape shape_of(const Mode& m) {
+    if (m.slicer()) return {park::TagShape::kSlicerToken};
+    if (!m.nf_format()) return {};
+    return {*m.nf_format() == park::TagFormat::kNfpark ? park::TagShape::kNfpark
+                                                       : park::TagShape::kPayloadPark};
+  }
+  // The honest NF on the whole inbox, then each lane's fault injector (an NF server's, on its own
+  // link) on what it passed (`all`: the end, every delayed packet too), then the switch.
+  void through_faults(Nanos now, bool all) {
+    for (uint8_t lane = 0; lane < faults_.size(); ++lane) through_faults(now, all, lane);
+  }
+  void through_faults(Nanos now, bool all, uint8_t lane) {
+    std::vector<TPkt*> pass, back;
+    std::vector<uint32_t> tags;
+    for (size_t i = 0; i < inbox.size();) {
+      if (inbox[i].lane != lane) {
+        ++i;
+        continue;
+      }
+      Held h = pop(i);
+      PacketView v;
+      uint32_t tag_at = 0;
+      ep_.view(h.p, v, tag_at);
+      if (honest.apply(*h.p)) {
+        ep_.view(h.p, v, tag_at);  // where the tag is now (the NF may have pushed a VLAN tag)
+        pass.push_back(h.p);
+        tags.push_back(tag_at);
+      } else {
+        drop_notified(h, tag_at);
+      }
+    }
+    park::FaultInjector<TrackBuffer>& fi = faults_[lane];
+    fi.release(now, all, back);
+    for (size_t i = 0; i < pass.size(); i += 32) {
+      const uint16_t n = uint16_t(std::min<size_t>(32, pass.size() - i));
+      fi.apply(pass.data() + i, tags.data() + i, n, now, back,
+               [this](TPkt* p) { return world.copy(*p); });
+    }
+    if (all) fi.release(now, true, back);
+    for (TPkt* p : back) back_to_switch(p, lane);
   }
   // The honest NF's turn on one packet: its view, its verdict, back to the switch.
   void nf_process(Held h) {
@@ -178,6 +242,7 @@ class ModeHarness {
   const uint32_t lag_;
   park::NfEndpoint<TrackBuffer> ep_;
   Em to_nf_{64}, to_out_{4096};
+  std::vector<park::FaultInjector<TrackBuffer>> faults_;  // one per lane
   std::vector<std::vector<uint8_t>> history_;
 };
 

@@ -47,6 +47,7 @@ struct TPkt {
   Kind kind = Kind::kFrame;
   bool live = true;
   bool reshaped = false;  // an NF inserted, cut or moved bytes (not just overwrote some)
+  uint8_t lane = 0;       // harness bookkeeping: the lane it went to the NF on
   uint32_t size() const { return uint32_t(bytes.size()); }
 };
 
@@ -82,6 +83,7 @@ struct World {
     c->head = s.head;
     c->headroom = s.headroom;
     c->reshaped = s.reshaped;
+    c->lane = s.lane;
     return c;
   }
   static World*& current() {
