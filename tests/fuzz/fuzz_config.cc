@@ -61,7 +61,8 @@ void check_loaded(const dp::RunConfig& c) {
   FUZZ_CHECK(c.nf_config != nullptr, "no [nf] root kept");
   const dp::Faults& f = c.faults;
   FUZZ_KNOWN("config_ranges",
-             fraction(f.drop) && fraction(f.dup) && fraction(f.reorder) && fraction(f.corrupt_tag),
+             fraction(f.drop) && fraction(f.dup) && fraction(f.reorder) &&
+                 fraction(f.corrupt_tag) && fraction(f.forge_tag) && fraction(f.delay_share),
              "fault probability outside [0, 1] accepted");
   FUZZ_KNOWN("config_ranges",
              duration(f.delay_us) && duration(c.reframe_us) && duration(c.idle_exit_s) &&
