@@ -7,5 +7,6 @@ namespace nfpark::app {
 
 int trace_main(int argc, char** argv);  // nfpark trace {gen|stats|reorder}
 int run_main(int argc, char** argv);    // nfpark run
+int kvs_main(int argc, char** argv);    // nfpark kvs
 
 }  // namespace nfpark::app

@@ -17,6 +17,7 @@ void usage(FILE* out) {
                "Dataplane and traces:\n"
                "  run       run a parking switch + NF chain over pcap/DPDK ports\n"
                "  trace     generate, analyse and compare pcap traces (gen, stats, reorder)\n"
+               "  kvs       a memcached-compatible UDP key-value server, hot values zero-copy\n"
                "Lab (Python):\n"
                "  energy    QUEUE-MEM power model: watts and W/Tbps per system\n"
                "  repro     reproduce the papers' results and plot them\n");
@@ -50,5 +51,6 @@ int main(int argc, char** argv) {
   std::string verb = argv[1];
   if (verb == "trace") return nfpark::app::trace_main(argc - 1, argv + 1);
   if (verb == "run") return nfpark::app::run_main(argc - 1, argv + 1);
+  if (verb == "kvs") return nfpark::app::kvs_main(argc - 1, argv + 1);
   return forward_to_python(argc, argv);
 }

@@ -1,4 +1,4 @@
-// nfpark trace {gen|stats|reorder}: generate, analyse and compare pcap traces (src/trace).
+// nfpark trace {gen|stats|reorder|pad}: generate, analyse and compare pcap traces (src/trace).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -6,7 +6,11 @@
 
 #include "args.h"
 #include "commands.h"
+#include "trace/edge_gen.h"
 #include "trace/generator.h"
+#include "trace/link_layer.h"
+#include "trace/pad.h"
+#include "trace/pcap_reader.h"
 #include "trace/reorder.h"
 #include "trace/trace_stats.h"
 
@@ -25,6 +29,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// nfpark trace gen --kinds edge: the edge-case trace (trace/edge_gen.h).
+int gen_edge(Args& a) {
+  EdgeConfig c;
+  uint64_t flows = 12, ppf = 8;
+  if (!a.get_u64("seed", c.seed) || (a.has("flows") && !a.get_u64("flows", flows)) ||
+      !a.get_u64("packets-per-flow", ppf))
+    return bad("gen", a.error());
+  if (!a.has("out")) return bad("gen", "--out FILE is required (see nfpark trace gen --help)");
+  for (const char* o : {"packets", "size", "slf", "proto", "active", "zipf", "ipv6", "vlan"})
+    if (a.has(o))
+      return bad("gen", std::string("--") + o +
+                            " does not apply to --kinds edge (its sizes, "
+                            "protocols and order are fixed; see docs/traces.md)");
+  c.flows = uint32_t(std::min<uint64_t>(flows, 1u << 20));
+  c.packets_per_flow = uint32_t(std::min<uint64_t>(ppf, 1u << 20));
+  if (std::string v = c.validate(); !v.empty()) return bad("gen", v);
+  std::string err;
+  const Precision p = a.get("precision") == "us" ? Precision::kMicro : Precision::kNano;
+  if (!generate_edge_pcap(c, a.get("out"), p, &err)) return bad("gen", err);
+  std::vector<EdgeKind> kinds;
+  Trace t;
+  generate_edge(c, t, &kinds);
+  std::printf(
+      "wrote %zu packets (edge: %u flows x %u packets + every other frame kind, seed %llu) "
+      "to %s\n",
+      t.size(), c.flows, c.packets_per_flow, (unsigned long long)c.seed, a.get("out").c_str());
+  return 0;
+}
+
 int gen_main(int argc, char** argv) {
   Args a("nfpark trace gen",
          "Generate a synthetic pcap trace, deterministic by seed. Every packet carries its id\n"
@@ -41,9 +74,18 @@ int gen_main(int argc, char** argv) {
       .option("rate-gbps", "R", "line rate the timestamps follow, Gbit/s", "10")
       .option("ipv6", "X", "fraction of flows that are IPv6, 0..1", "0")
       .flag("vlan", "add one 802.1Q tag (VLAN id hashed from the flow)")
-      .option("precision", "P", "timestamp resolution in the file: ns or us", "ns");
+      .option("precision", "P", "timestamp resolution in the file: ns or us", "ns")
+      .option("kinds", "K",
+              "synthetic (the options above) or edge: every frame kind a capture may "
+              "hold (jumbo/GRO, truncated, ICMP, fragments, IPv6 ext, QinQ, MPLS, ARP, ...; uses "
+              "--out, --seed, --flows and --packets-per-flow only)",
+              "synthetic")
+      .option("packets-per-flow", "N", "edge: packets of each ordinary flow, 8..1000", "8");
   if (!a.parse(argc, argv, 2)) return bad("gen", a.error());
   if (a.help()) return std::fputs(a.usage().c_str(), stdout), 0;
+  if (a.get("kinds") == "edge") return gen_edge(a);
+  if (a.get("kinds") != "synthetic")
+    return bad("gen", "--kinds: '" + a.get("kinds") + "' is not synthetic or edge");
   GenConfig c;
   uint64_t slf = 1;
   if (!a.get_u64("packets", c.packets) || !a.get_u64("flows", c.flows) || !a.get_u64("slf", slf) ||
@@ -111,12 +153,56 @@ int reorder_main(int argc, char** argv) {
   return 0;
 }
 
+// nfpark trace pad IN OUT: truncated records rebuilt to their wire length (trace/pad.h).
+int pad_main(int argc, char** argv) {
+  Args a("nfpark trace pad",
+         "Rebuild each truncated record (captured length < wire length, e.g. a header-only\n"
+         "backbone trace) to its wire length with a zero filler payload, as tcprewrite\n"
+         "--fixlen=pad does. IPv4 header checksums are kept; L4 checksums are recomputed where\n"
+         "the capture held the whole L4 header (docs/traces.md). Other link types are written as\n"
+         "Ethernet.");
+  a.positional("IN", "pcap or pcapng file")
+      .positional("OUT", "pcap file to write")
+      .flag("json", "print JSON instead of text");
+  if (!a.parse(argc, argv, 2)) return bad("pad", a.error());
+  if (a.help()) return std::fputs(a.usage().c_str(), stdout), 0;
+  TraceReader r;
+  if (!r.open(a.pos(0))) return bad("pad", r.error());
+  PcapWriter w;
+  if (!w.open(a.pos(1),
+              r.format() == TraceFormat::kPcapMicro ? Precision::kMicro : Precision::kNano))
+    return bad("pad", w.error());
+  std::vector<uint8_t> buf(kMaxFrame);
+  PacketRecord rec;
+  ReadStatus st;
+  uint64_t n = 0, padded = 0, fixed = 0;
+  while ((st = r.next(rec)) == ReadStatus::kPacket) {
+    const PadResult p = pad_frame(rec.data, rec.len, rec.wire_len, buf.data());
+    if (!w.write(rec.ts, buf.data(), p.len, p.len + p.cut)) break;
+    ++n;
+    padded += p.padded;
+    fixed += p.checksum_fixed;
+  }
+  if (st == ReadStatus::kError) return bad("pad", r.error());
+  if (!w.close()) return bad("pad", w.error());
+  if (a.flag_set("json"))
+    std::printf("{\"packets\": %llu, \"padded\": %llu, \"checksums_fixed\": %llu}\n",
+                (unsigned long long)n, (unsigned long long)padded, (unsigned long long)fixed);
+  else
+    std::printf(
+        "%s: %llu packets, %llu padded to their wire length (%llu L4 checksums recomputed)\n",
+        a.pos(1).c_str(), (unsigned long long)n, (unsigned long long)padded,
+        (unsigned long long)fixed);
+  return 0;
+}
+
 void usage(FILE* out) {
   std::fputs(
       "usage: nfpark trace <verb> [options]   (nfpark trace <verb> --help for each)\n\n"
       "  gen       generate a synthetic pcap (sizes, flows, SLF, temporal locality, ...)\n"
       "  stats     analyse a pcap/pcapng: sizes, mix, flows, SLF, spatial/temporal distance\n"
-      "  reorder   compare sent and received traces: reordering (RFC 4737), loss, duplicates\n",
+      "  reorder   compare sent and received traces: reordering (RFC 4737), loss, duplicates\n"
+      "  pad       rebuild truncated records to their wire length (zero filler)\n",
       out);
 }
 
@@ -132,7 +218,8 @@ int trace_main(int argc, char** argv) {
   if (verb == "gen") return gen_main(argc, argv);
   if (verb == "stats") return stats_main(argc, argv);
   if (verb == "reorder") return reorder_main(argc, argv);
-  return bad(verb, "unknown verb (use gen, stats or reorder; see nfpark trace --help)");
+  if (verb == "pad") return pad_main(argc, argv);
+  return bad(verb, "unknown verb (use gen, stats, reorder or pad; see nfpark trace --help)");
 }
 
 }  // namespace nfpark::app

@@ -24,6 +24,7 @@ benches=(
   "switch_bench||--quick"
   "split_merge_bench||--quick"
   "nicmode_bench||--quick"
+  "kvs_bench||--quick"
   "reframe_chain_bench||--quick"
   "nf_bench||--quick"
   "acl_bench||50000"

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench_stats.h"
+#include "run/load.h"
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
@@ -145,11 +146,12 @@ inline int finish(DpEnv& env, const std::vector<std::string>& summary, bool ok) 
 }
 
 // One mode a bench compares with its baseline: the name it prints, the mode, and (payloadpark
-// only) the bytes parked per packet (0 = the whole payload).
+// only) the bytes parked per packet (0 = the whole payload) and the tag format.
 struct Variant {
   const char* name;
   dp::Mode mode;
   uint32_t park_bytes = 0;
+  park::TagFormat format = park::TagFormat::kNfpark;
 };
 
 // The parking benches' two traffic patterns: 1500 B frames, and the generator's `dc` size mix.
@@ -214,7 +216,9 @@ class Loop {
 
   LoopResult run() {
     LoopResult r;
-    auto mode = dp::make_switch_mode(s_.cfg, e_.nic, r.err);
+    dp::RunConfig keyed = s_.cfg;  // tags and tokens keyed as in every run
+    if (!run::derive_keys(keyed, r.err)) return r;
+    auto mode = dp::make_switch_mode(keyed, e_.nic, r.err);
     if (!mode) return r;
     auto chain = nf::build_chain(s_.cfg.chain, s_.cfg.nf_config.get(), r.err);
     if (!chain) return r;

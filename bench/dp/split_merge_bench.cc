@@ -1,5 +1,6 @@
 // split_merge_bench: the parking switch's own cost per packet — SwitchMode::to_nf + from_nf and
-// nothing else — for PayloadPark against baseline, hot cache, in one run.
+// nothing else — for PayloadPark (nfpark and 7-byte tags) and NFSlicer against baseline, hot
+// cache, in one run.
 //
 //   split_merge_bench            default run (300 interleaved trials per case)
 //   split_merge_bench --quick    60 trials
@@ -30,6 +31,8 @@ const Variant kVariants[] = {
     {"baseline", dp::Mode::kBaseline, 0},
     {"payloadpark", dp::Mode::kPayloadPark, 160},
     {"payloadpark-all", dp::Mode::kPayloadPark, 0},
+    {"payloadpark-7B", dp::Mode::kPayloadPark, 160, park::TagFormat::kPayloadPark},
+    {"nfslicer", dp::Mode::kNfSlicer, 0},
 };
 constexpr size_t kModes = sizeof(kVariants) / sizeof(kVariants[0]);
 
@@ -42,7 +45,10 @@ bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
     dp::RunConfig c;
     c.mode = kVariants[k].mode;
     c.park.park_bytes = kVariants[k].park_bytes;
+    c.park.format = kVariants[k].format;
     std::string err;
+    if (!run::derive_keys(c, err))  // tags and tokens keyed as in every run
+      return std::fprintf(stderr, "split_merge_bench: %s\n", err.c_str()), false;
     modes[k] = dp::make_switch_mode(c, env.nic, err);
     if (!modes[k]) return std::fprintf(stderr, "split_merge_bench: %s\n", err.c_str()), false;
   }

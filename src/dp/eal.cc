@@ -6,6 +6,16 @@
 
 namespace nfpark::dp {
 
+namespace {
+// EAL makes a runtime directory per file prefix (/var/run/dpdk/nfpark<PID>) even with
+// --no-shconf, and leaves it behind empty; --in-memory, which would not make it, refuses
+// --no-huge in DPDK 22.11. Removed here (rmdir: only when empty, so nothing else is lost).
+void remove_runtime_dir() {
+  const char* dir = rte_eal_get_runtime_dir();
+  if (dir && *dir) rmdir(dir);
+}
+}  // namespace
+
 bool eal_init(const EalOptions& o, std::string& err) {
   std::vector<std::string> args = {"nfpark", "-m", std::to_string(o.mem_mb),
                                    "--file-prefix=nfpark" + std::to_string(getpid()),
@@ -16,6 +26,7 @@ bool eal_init(const EalOptions& o, std::string& err) {
     args.push_back("--no-huge");
     args.push_back("--no-pci");
     args.push_back("--no-shconf");
+    args.push_back("--no-telemetry");  // its socket would keep the runtime directory
   }
   args.insert(args.end(), o.extra.begin(), o.extra.end());
   std::vector<char*> argv;
@@ -24,11 +35,15 @@ bool eal_init(const EalOptions& o, std::string& err) {
   if (rte_eal_init(int(args.size()), argv.data()) < 0) {
     err = std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno) +
           " (nfpark needs no hugepages; try --mem-mb to change memory)";
+    remove_runtime_dir();
     return false;
   }
   return true;
 }
 
-void eal_cleanup() { rte_eal_cleanup(); }
+void eal_cleanup() {
+  rte_eal_cleanup();
+  remove_runtime_dir();
+}
 
 }  // namespace nfpark::dp

@@ -10,13 +10,16 @@ namespace nfpark::dp {
 
 int MbufMeta::offset = -1;
 int MbufMeta::ts_offset = -1;
+int MbufMeta::cut_offset = -1;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
   static const rte_mbuf_dynfield tsd = {"nfpark_ts", sizeof(int64_t), alignof(int64_t), 0};
+  static const rte_mbuf_dynfield cutd = {"nfpark_cut", sizeof(uint32_t), alignof(uint32_t), 0};
   offset = rte_mbuf_dynfield_register(&desc);
   ts_offset = rte_mbuf_dynfield_register(&tsd);
-  return offset >= 0 && ts_offset >= 0;
+  cut_offset = rte_mbuf_dynfield_register(&cutd);
+  return offset >= 0 && ts_offset >= 0 && cut_offset >= 0;
 }
 
 bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {

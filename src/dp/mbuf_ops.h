@@ -30,20 +30,34 @@ struct MbufPools {
   rte_mempool* indirect = nullptr;  // indirect mbufs referencing payload bytes (no data room)
 };
 
-// Per-packet metadata kept in an mbuf dynamic field: the input sequence number, so the output
+// Per-packet metadata kept in mbuf dynamic fields: the input sequence number, so the output
 // writer can stamp each packet with its input timestamp (and tests can match packets).
 // Its time: the input packet's timestamp (trace time), which the writer stamps on the output and
 // the NF server hands its chain as `now` when replaying a trace — so meters, rate limiters and
 // Reframer see the trace's time, whatever the replay speed, and every run is repeatable.
+// Its cut: the bytes of the frame on the wire that the capture did not keep (caplen < wire
+// length, e.g. a header-only trace), so the NFs count real bytes (B::cut_len) and the writer puts
+// the wire length back in the output pcap. Bytes missing at the end, so header edits, tags and
+// splits never change it. None of the three crosses a process boundary: a port that is not an
+// in-process ring hands out packets whose metadata is reset (seq kUnknown, ts 0, cut 0).
 struct MbufMeta {
-  static int offset;   // dynfield offset, registered by register_meta()
+  static int offset;  // dynfield offsets, registered by register_meta()
   static int ts_offset;
+  static int cut_offset;
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
   static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
+  static uint32_t& cut(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, cut_offset, uint32_t*); }
   static void copy(rte_mbuf* to, rte_mbuf* from) {
     seq(to) = seq(from);
     ts(to) = ts(from);
+    cut(to) = cut(from);
+  }
+  // A packet that came from another process or the wire: nothing of ours travelled with it.
+  static void reset(rte_mbuf* m) {
+    seq(m) = kUnknown;
+    ts(m) = 0;
+    cut(m) = 0;
   }
   // A packet that came from another process (its sequence number did not travel with it).
   static constexpr uint64_t kUnknown = ~0ull;
@@ -63,6 +77,7 @@ struct MbufOps {
   static uint8_t* data(Handle m) { return rte_pktmbuf_mtod(m, uint8_t*); }
   static uint32_t head_len(Handle m) { return m->data_len; }
   static uint32_t pkt_len(Handle m) { return m->pkt_len; }
+  static uint32_t cut_len(Handle m) { return MbufMeta::cut(m); }
   // The in-place cases are inline (they are the hot path); the rest is in mbuf_ops.cc.
   NFPARK_HOT_INLINE static Handle make_header(Handle orig, uint32_t hdr, uint32_t gap,
                                               uint32_t tail_off, uint32_t tail_len, Lent* lent) {

@@ -1,10 +1,9 @@
 // The NF server as a process of its own: it serves one port (memif, af_packet, a NIC) that
-// leads to a switch in another process, until SIGINT/SIGTERM or until it has been idle for
-// idle_exit_s after seeing traffic. Its result reports what the server saw and did.
+// leads to a switch in another process, until SIGINT/SIGTERM, its timeout, or until it has been
+// idle for idle_exit_s after seeing traffic. Its result reports what the server saw and did.
+// It ends within about a second of a signal whatever it holds: delayed packets are released at
+// once, and what its port does not take is freed and counted as abandoned_at_exit.
 #include <rte_mbuf.h>
-
-#include <atomic>
-#include <csignal>
 
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
@@ -13,15 +12,13 @@
 #include "dp/run_report.h"
 #include "dp/runner.h"
 #include "nf/registry.h"
+#include "run/budget.h"
 
 namespace nfpark::dp {
 
-namespace {
-std::atomic<bool> g_nf_stop{false};
-void on_nf_signal(int) { g_nf_stop = true; }
-}  // namespace
-
 int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
+  res.role_nf = true;
+  res.live = true;  // its timeout is a planned end
   if (cfg.port.empty()) {
     err = "role nf needs the port to the switch: --port vdev:net_memif0,role=client,...";
     return 2;
@@ -32,15 +29,18 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr;
     return 2;
   }
-  const uint32_t pool_n = cfg.pool_mbufs ? cfg.pool_mbufs : 16384;
+  const run::Budget budget = run::plan_memory(cfg, 0);
+  const uint32_t pool_n = budget.pool_mbufs;
   EalOptions eo;
   eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256;
   if (!eal_init(eo, err)) return 1;
   int rc = 0;
   {
     MbufMeta::register_meta();
-    rte_mempool* pool = rte_pktmbuf_pool_create("nfpkts", pool_n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    rte_mempool* hdrs = rte_pktmbuf_pool_create("nfhdrs", 1024, 0, 0, 256 + RTE_PKTMBUF_HEADROOM, 0);
+    rte_mempool* pool =
+        rte_pktmbuf_pool_create("nfpkts", pool_n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+    rte_mempool* hdrs =
+        rte_pktmbuf_pool_create("nfhdrs", 1024, 0, 0, 256 + RTE_PKTMBUF_HEADROOM, 0);
     rte_mempool* ind = rte_pktmbuf_pool_create("nfind", 1024, 0, 0, 0, 0);
     Port port;
     if (!pool || !hdrs || !ind || !Port::open(cfg.port, pool, port, err)) {
@@ -55,20 +55,35 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     if (cfg.mode == Mode::kQueueMem) fmt = park::TagFormat::kNfpark;
     NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pool,
                     cfg.mode == Mode::kNfSlicer);
-    std::signal(SIGINT, on_nf_signal);
-    std::signal(SIGTERM, on_nf_signal);
     SteadyClock clock;
     const Nanos start = clock.now();
     Nanos last = start;
-    while (!g_nf_stop) {
+    for (;;) {
       const Nanos now = clock.now();
+      if (g_stop_signal.load()) {
+        res.end = run::End::kSignal;
+        res.signal = g_stop_signal.load();
+        break;
+      }
       if (server.poll(port, now) || server.held() || port.backlogged()) last = now;
-      if (cfg.idle_exit_s > 0 && server.rx > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) break;
-      if (now - start > Nanos(cfg.timeout_s * 1e9)) break;
+      if (cfg.idle_exit_s > 0 && server.rx > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
+        res.end = run::End::kIdleExit;
+        break;
+      }
+      if (now - start > Nanos(cfg.timeout_s * 1e9)) {
+        res.end = run::End::kTimeout;
+        break;
+      }
     }
     server.flush(port, clock.now());
     for (int i = 0; i < 1000 && !port.flush(); ++i) {
     }
+    uint64_t abandoned = 0;
+    for (rte_mbuf* m : port.take_backlog()) {
+      rte_pktmbuf_free(m);
+      ++abandoned;
+    }
+    if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
     res.seconds = double(clock.now() - start) / 1e9;
     res.packets_in = server.rx;
     res.packets_from_nf = port.tx_packets;

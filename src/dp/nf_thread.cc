@@ -17,7 +17,9 @@ bool NfThread::idle() const {
 
 void NfThread::request_flush() {
   flush_req.store(true);
-  for (int spin = 0; flush_req.load() && spin < 100000000; ++spin) rte_pause();
+  SteadyClock clock;
+  const Nanos until = clock.now() + 200 * kMilli;  // a stuck server cannot hold the run up
+  while (flush_req.load() && clock.now() < until) rte_pause();
 }
 
 int nf_thread_main(void* arg) {
@@ -31,13 +33,17 @@ int nf_thread_main(void* arg) {
       t->flush_req.store(false);
     }
     uint16_t n = t->server->poll(*t->port, clock.now());
-    while (!t->port->flush()) {  // nothing may stay in the server's hands between polls
+    // Nothing may stay in the server's hands between polls (the main lcore reads the other end
+    // until it sets `stop`).
+    while (!t->port->flush() && !t->stop.load(std::memory_order_relaxed)) {
     }
     t->busy.store(false);
     if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
   }
+  // Releases what it holds; what its port does not take stays in the port's backlog, where the
+  // main lcore finds it once this lcore has stopped (SwitchLoop::finish).
   t->server->flush(*t->port, clock.now());
-  while (!t->port->flush()) {
+  for (int i = 0; i < 1000 && !t->port->flush(); ++i) {
   }
   return 0;
 }

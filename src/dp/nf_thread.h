@@ -5,7 +5,8 @@
 // `busy` is set during one, so a reader that sees the same epoch and !busy before and after
 // finding the server's RX ring empty knows that no packet was in the server's hands in between.
 // At the end the main lcore asks the server to release what it holds (fault delays, Reframer)
-// with request_flush(), then sets `stop` and waits for the lcore.
+// with request_flush(), then sets `stop` and waits for the lcore, which never waits for a port
+// once `stop` is set: what its port did not take is left in the port's backlog.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -26,7 +27,7 @@ struct NfThread {
 
   // Nothing is in the server's hands or waiting on its RX ring.
   bool idle() const;
-  // Asks the server lcore to release what it holds and waits until it has.
+  // Asks the server lcore to release what it holds and waits until it has (200 ms at most).
   void request_flush();
 };
 

@@ -2,6 +2,10 @@
 //   Feeder  input pcap -> mbufs -> the traffic port's RX ring (optionally at the trace's pace)
 //   Writer  the traffic port's TX ring -> output pcap, each packet stamped with its input time
 // Both are test equipment, not dataplane: they copy bytes in and out as a NIC's wire would.
+// Frames of any length up to the pcap's snaplen (trace::kMaxFrame, 256 KiB) travel: the feeder
+// builds a chain of as many mbufs as a frame needs, the writer writes a chain segment by segment.
+// Truncated records: the feeder keeps what the capture cut off in MbufMeta::cut (the wire length
+// travels with the packet), or with `pad` rebuilds the frame to its wire length (trace/pad.h).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -13,6 +17,8 @@
 #include "core/time.h"
 #include "dp/mbuf_ops.h"
 #include "dp/port.h"
+#include "trace/link_layer.h"
+#include "trace/pad.h"
 #include "trace/pcap_reader.h"
 #include "trace/pcap_writer.h"
 
@@ -23,9 +29,12 @@ class Feeder {
  public:
   // `primary`: where received frames land (the NIC-memory pool in nicmem mode); when it is
   // empty they land in `pool` instead (nicmem's secondary ring), counted in `fallbacks`.
-  Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring,
-         bool pace)
-      : reader_(r), pool_(pool), primary_(primary), ring_(ring), pace_(pace) {}
+  // `pad`: rebuild truncated records to their wire length (nfpark run --pad).
+  Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring, bool pace,
+         bool pad = false)
+      : reader_(r), pool_(pool), primary_(primary), ring_(ring), pace_(pace) {
+    if (pad) padded_.resize(trace::kMaxFrame);
+  }
   void start(Nanos now) { start_ = now; }
   // Enqueues up to one burst; returns packets fed. Sets done() at end of input.
   uint32_t feed(Nanos now) {
@@ -71,7 +80,10 @@ class Feeder {
     return n;
   }
   bool done() const { return done_ && !has_pending_ && !has_paced_; }
+  // A frame waits for mbufs: the pool ran dry (a large frame needs one mbuf per 2 KiB).
+  bool starved() const { return has_pending_; }
   uint64_t packets = 0, bytes = 0, fallbacks = 0;
+  uint64_t padded = 0;  // truncated records rebuilt to their wire length (pad)
   std::string error;
 
  private:
@@ -83,19 +95,27 @@ class Feeder {
     return rte_pktmbuf_alloc(pool_);
   }
   rte_mbuf* to_mbuf(const trace::PacketRecord& rec) {
+    const uint8_t* data = rec.data;
+    uint32_t len = rec.len, cut = rec.wire_len - rec.len;
+    if (!padded_.empty() && cut) {
+      const trace::PadResult p = trace::pad_frame(rec.data, rec.len, rec.wire_len, padded_.data());
+      data = padded_.data();
+      len = p.len;
+      cut = p.cut;
+    }
     rte_mbuf* head = alloc();
     if (!head) return nullptr;
     uint32_t off = 0;
     rte_mbuf* last = head;
-    while (off < rec.len) {
+    while (off < len) {
       rte_mbuf* seg = off == 0 ? head : alloc();
       if (!seg) {
         rte_pktmbuf_free(head);
         return nullptr;
       }
       uint32_t room = rte_pktmbuf_tailroom(seg);
-      uint32_t take = rec.len - off < room ? rec.len - off : room;
-      std::memcpy(rte_pktmbuf_mtod(seg, uint8_t*), rec.data + off, take);
+      uint32_t take = len - off < room ? len - off : room;
+      std::memcpy(rte_pktmbuf_mtod(seg, uint8_t*), data + off, take);
       seg->data_len = uint16_t(take);
       if (seg != head) {
         last->next = seg;
@@ -104,10 +124,12 @@ class Feeder {
       }
       off += take;
     }
-    head->pkt_len = rec.len;
+    head->pkt_len = len;
     MbufMeta::seq(head) = seq_++;
     MbufMeta::ts(head) = rec.ts;
-    bytes += rec.len;
+    MbufMeta::cut(head) = cut;
+    if (len != rec.len) ++padded;
+    bytes += len;
     return head;
   }
 
@@ -118,6 +140,7 @@ class Feeder {
   bool pace_;
   bool done_ = false, has_pending_ = false, has_paced_ = false;
   trace::PacketRecord pending_, paced_;
+  std::vector<uint8_t> padded_;  // a padded frame (pad only)
   Nanos start_ = 0, first_ts_ = INT64_MIN;
 
  public:
@@ -128,6 +151,7 @@ class Feeder {
     if (!m) return 0;
     if (rte_ring_enqueue(ring_, m) != 0) {
       bytes -= m->pkt_len;
+      if (m->pkt_len != pending_.len) --padded;
       rte_pktmbuf_free(m);
       --seq_;
       return 0;
@@ -138,23 +162,21 @@ class Feeder {
   }
 };
 
-// The wire behind the traffic port: the port's TX ring -> output pcap.
+// The wire behind the traffic port: the port's TX ring -> output pcap. Each frame is written
+// segment by segment, straight from the mbufs (any length, no bounded copy), with its wire
+// length: the bytes it holds plus those the capture had cut off (MbufMeta::cut). A frame longer
+// than the file's snaplen (trace::kMaxFrame) is written cut there, the rest counted as not
+// captured.
 class Writer {
  public:
-  Writer(trace::PcapWriter* w, rte_ring* ring) : w_(w), ring_(ring), buf_(16384) {}
+  Writer(trace::PcapWriter* w, rte_ring* ring) : w_(w), ring_(ring) {}
   uint32_t drain() {
     rte_mbuf* b[kBurst];
     unsigned n = rte_ring_dequeue_burst(ring_, reinterpret_cast<void**>(b), kBurst, nullptr);
     for (unsigned i = 0; i < n; ++i) {
       rte_mbuf* m = b[i];
       bytes += m->pkt_len;
-      if (w_) {
-        const uint8_t* d = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, buf_.data()));
-        // Stamp with the input time; a packet whose metadata was lost in another process
-        // (whole packets back from an external NF) takes the previous packet's time.
-        if (MbufMeta::seq(m) != MbufMeta::kUnknown) last_ts_ = MbufMeta::ts(m);
-        if (!w_->write(last_ts_, d, m->pkt_len, m->pkt_len)) failed = true;
-      }
+      if (w_ && !write(m)) failed = true;
       rte_pktmbuf_free(m);
     }
     packets += n;
@@ -164,9 +186,23 @@ class Writer {
   bool failed = false;
 
  private:
+  bool write(rte_mbuf* m) {
+    // Stamp with the input time; a packet whose metadata was lost in another process (whole
+    // packets back from an external NF) takes the previous packet's time.
+    if (MbufMeta::seq(m) != MbufMeta::kUnknown) last_ts_ = MbufMeta::ts(m);
+    const uint32_t len = m->pkt_len < trace::kMaxFrame ? m->pkt_len : trace::kMaxFrame;
+    if (!w_->begin(last_ts_, len, m->pkt_len + MbufMeta::cut(m))) return false;
+    uint32_t left = len;
+    for (const rte_mbuf* s = m; s && left; s = s->next) {
+      const uint32_t take = s->data_len < left ? s->data_len : left;
+      if (!w_->append(rte_pktmbuf_mtod(s, const uint8_t*), take)) return false;
+      left -= take;
+    }
+    return left == 0;
+  }
+
   trace::PcapWriter* w_;
   rte_ring* ring_;
-  std::vector<uint8_t> buf_;
   Nanos last_ts_ = 0;
 };
 

@@ -1,9 +1,70 @@
 #include "dp/port.h"
 
+#include <net/if.h>
 #include <rte_bus_vdev.h>
 #include <rte_eth_ring.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "dp/mbuf_ops.h"
 
 namespace nfpark::dp {
+
+namespace {
+
+// The value of `key=` in a devargs string, or "".
+std::string devarg(const std::string& args, const std::string& key) {
+  size_t at = 0;
+  while (at < args.size()) {
+    size_t end = args.find(',', at);
+    if (end == std::string::npos) end = args.size();
+    const std::string kv = args.substr(at, end - at);
+    if (kv.rfind(key + "=", 0) == 0) return kv.substr(key.size() + 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+// The MTU of a kernel interface in this network namespace, 0 if unknown.
+uint32_t if_mtu(const std::string& name) {
+  if (name.empty() || name.size() >= IFNAMSIZ) return 0;
+  const int s = socket(AF_INET, SOCK_DGRAM, 0);
+  if (s < 0) return 0;
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, name.c_str(), name.size());
+  const int rc = ioctl(s, SIOCGIFMTU, &ifr);
+  close(s);
+  return rc == 0 && ifr.ifr_mtu > 0 ? uint32_t(ifr.ifr_mtu) : 0;
+}
+
+}  // namespace
+
+uint32_t Port::limit_for(const std::string& spec, uint16_t id) {
+  if (spec.rfind("vdev:", 0) == 0) {
+    const std::string args = spec.substr(5);
+    if (args.rfind("net_memif", 0) == 0) return kMemifMaxFrame;
+    if (args.rfind("net_pcap", 0) == 0) return 65535;
+    if (args.rfind("net_af_packet", 0) == 0) {
+      const std::string fs = devarg(args, "framesz");
+      const uint32_t framesz = fs.empty() ? 2048 : uint32_t(std::strtoul(fs.c_str(), nullptr, 10));
+      uint32_t limit = framesz > 32 ? framesz - 32 : 0;  // TPACKET2_HDRLEN - sizeof(sockaddr_ll)
+      if (const uint32_t mtu = if_mtu(devarg(args, "iface"))) limit = std::min(limit, mtu + 18);
+      return limit;
+    }
+  }
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(id, &info) == 0 && info.max_rx_pktlen) return info.max_rx_pktlen;
+  return UINT32_MAX;
+}
+
+void Port::reset_meta(rte_mbuf** pkts, uint16_t n) {
+  if (MbufMeta::cut_offset < 0) return;  // not registered (a tool without nfpark metadata)
+  for (uint16_t i = 0; i < n; ++i) MbufMeta::reset(pkts[i]);
+}
 
 bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferSplit* split,
                  bool* hw_split) {
@@ -35,7 +96,8 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferS
     rxconf.rx_seg = segs;
     rxconf.rx_nseg = 2;
     rxconf.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
-    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+      rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
     if (rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), &rxconf, nullptr) == 0) {
       if (hw_split) *hw_split = true;
       pool = nullptr;  // queue set up
@@ -62,7 +124,8 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
   if (spec.rfind("vdev:", 0) == 0) {
     std::string args = spec.substr(5);
     std::string name = args.substr(0, args.find(','));
-    std::string dev_args = args.find(',') == std::string::npos ? "" : args.substr(args.find(',') + 1);
+    std::string dev_args =
+        args.find(',') == std::string::npos ? "" : args.substr(args.find(',') + 1);
     if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
       if (rte_vdev_init(name.c_str(), dev_args.c_str()) != 0 ||
           rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
@@ -87,6 +150,8 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
   p.id_ = id;
   if (!setup(id, pool, err, split, &p.hw_split_)) return false;
   p.started_ = true;
+  p.foreign_ = true;
+  p.max_frame_ = limit_for(spec, id);
   return true;
 }
 
@@ -115,8 +180,8 @@ bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ri
   return true;
 }
 
-bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
-                     std::string& err, unsigned size) {
+bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b, std::string& err,
+                     unsigned size) {
   rte_ring* ab = make_ring(name + "_ab", size);
   rte_ring* ba = make_ring(name + "_ba", size);
   if (!ab || !ba) {
@@ -140,7 +205,28 @@ bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& 
   return true;
 }
 
+void Port::drop_too_long(rte_mbuf* const* pkts, uint16_t n) {
+  fit_.clear();
+  for (uint16_t i = 0; i < n; ++i) {
+    if (pkts[i]->pkt_len <= max_frame_) {
+      fit_.push_back(pkts[i]);
+    } else {
+      ++too_long;
+      rte_pktmbuf_free(pkts[i]);
+    }
+  }
+}
+
 void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
+  if (max_frame_ != UINT32_MAX) {
+    bool all_fit = true;
+    for (uint16_t i = 0; i < n; ++i) all_fit &= pkts[i]->pkt_len <= max_frame_;
+    if (!all_fit) {
+      drop_too_long(pkts, n);
+      pkts = fit_.data();
+      n = uint16_t(fit_.size());
+    }
+  }
   for (uint16_t i = 0; i < n; ++i) tx_bytes += pkts[i]->pkt_len;
   tx_packets += n;
   uint16_t sent = 0;
@@ -158,6 +244,14 @@ bool Port::flush() {
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + ptrdiff_t(done));
   return backlog_.empty();
+}
+
+std::vector<rte_mbuf*> Port::take_backlog() {
+  std::vector<rte_mbuf*> v;
+  v.swap(backlog_);
+  for (rte_mbuf* m : v) tx_bytes -= m->pkt_len;
+  tx_packets -= v.size();
+  return v;
 }
 
 void Port::stop() {

@@ -9,6 +9,18 @@
 //                    or vdev:net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap
 //                    or vdev:net_af_packet0,iface=veth0
 //   pci:ADDR / N     a probed device by PCI address or port id (real NICs)
+//
+// Frame limits. A frame longer than its output port can carry is dropped at tx() and counted
+// (too_long; in the run's balance as drops.frame_too_long), never handed to a driver that would
+// drop it silently or cut it:
+//   in-process rings (the replay traffic port, the embedded NF link)  none: mbufs pass by pointer
+//   memif        kMemifMaxFrame (256 KiB, the pcap snaplen): chained across memif buffers
+//   af_packet    min(framesz - 32, interface MTU + 18): the PMD's TX frame (devarg framesz,
+//                default 2048) and what the kernel accepts (MTU + Ethernet header + one VLAN tag)
+//   pcap         65535 (the PMD's buffer for a multi-segment frame)
+//   others       the device's max_rx_pktlen (a NIC's jumbo limit), none when it reports none
+// Metadata. A port that is not an in-process ring receives frames from another process or the
+// wire: their mbuf metadata (MbufMeta: input sequence, time, cut-off bytes) is reset on rx().
 #pragma once
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -21,6 +33,7 @@
 namespace nfpark::dp {
 
 constexpr uint16_t kBurst = 32;
+constexpr uint32_t kMemifMaxFrame = 256 * 1024;
 
 // Header/data split on receive (nicmem): the first `hdr_len` bytes land in a buffer from
 // `hdr_pool`, the rest in one from `data_pool`, in hardware, where the port offers
@@ -46,12 +59,25 @@ class Port {
   static bool ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ring*& rx,
                         rte_ring*& tx, std::string& err, unsigned ring_size = 4096);
 
-  uint16_t rx(rte_mbuf** pkts, uint16_t n) { return rte_eth_rx_burst(id_, 0, pkts, n); }
-  // Sends all `n` packets now or later, in order; never drops. Returns bytes accepted.
+  uint16_t rx(rte_mbuf** pkts, uint16_t n) {
+    const uint16_t got = rte_eth_rx_burst(id_, 0, pkts, n);
+    if (foreign_) reset_meta(pkts, got);
+    return got;
+  }
+  // Sends all `n` packets now or later, in order; never drops one it can carry (frames above
+  // max_frame() are freed and counted in too_long).
   void tx(rte_mbuf* const* pkts, uint16_t n);
+  // The longest frame this port carries (UINT32_MAX: no limit).
+  uint32_t max_frame() const { return max_frame_; }
+  void set_max_frame(uint32_t n) { max_frame_ = n; }
+  // The limit of a port opened from `spec` (device `id`): see "Frame limits" above.
+  static uint32_t limit_for(const std::string& spec, uint16_t id);
   // Retries the backlog; true when it is empty.
   bool flush();
   bool backlogged() const { return !backlog_.empty(); }
+  // Takes back what waits in the transmit backlog (end of a run cut short), no longer counted
+  // as sent; the caller frees or forwards it.
+  std::vector<rte_mbuf*> take_backlog();
   // Packets waiting to be received, for in-process ring ports (0 for other ports).
   unsigned rx_pending() const { return rx_ring_ ? rte_ring_count(rx_ring_) : 0; }
   void stop();
@@ -59,6 +85,7 @@ class Port {
   uint16_t id() const { return id_; }
   const std::string& name() const { return name_; }
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+  uint64_t too_long = 0;  // frames above max_frame() dropped at tx()
   void count_rx(rte_mbuf* const* pkts, uint16_t n) {
     rx_packets += n;
     for (uint16_t i = 0; i < n; ++i) rx_bytes += pkts[i]->pkt_len;
@@ -67,7 +94,12 @@ class Port {
  private:
   static bool setup(uint16_t id, rte_mempool* pool, std::string& err,
                     const BufferSplit* split = nullptr, bool* hw_split = nullptr);
+  static void reset_meta(rte_mbuf** pkts, uint16_t n);
+  void drop_too_long(rte_mbuf* const* pkts, uint16_t n);
   uint16_t id_ = 0;
+  uint32_t max_frame_ = UINT32_MAX;
+  bool foreign_ = false;        // not an in-process ring: metadata does not travel
+  std::vector<rte_mbuf*> fit_;  // tx(): the frames that fit, when some do not
   std::string name_;
   std::vector<rte_mbuf*> backlog_;
   rte_ring* rx_ring_ = nullptr;

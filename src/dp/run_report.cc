@@ -49,6 +49,8 @@ void report_port(const std::string& name, const Port& p, RunResult& res) {
   ps("rx_bytes", p.rx_bytes);
   ps("tx_packets", p.tx_packets);
   ps("tx_bytes", p.tx_bytes);
+  if (p.max_frame() != UINT32_MAX) ps("max_frame", p.max_frame());
+  ps("tx_too_long", p.too_long);
 }
 
 }  // namespace nfpark::dp

@@ -23,68 +23,55 @@
 #include "dp/switch_mode.h"
 #include "dp/traffic_ports.h"
 #include "nf/registry.h"
+#include "run/budget.h"
+#include "run/output_file.h"
 #include "trace/pcap_reader.h"
 #include "trace/pcap_writer.h"
 
 namespace nfpark::dp {
 
+std::atomic<int> g_stop_signal{0};
+
 namespace {
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
+void on_signal(int sig) {
+  g_stop_signal = sig;
+}
 
-constexpr uint32_t kRing = 4096;
-constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;  // 2048 B + headroom
+// Mirrors of the run module's sizes (run/budget.h), which plans memory without DPDK.
+constexpr uint32_t kRing = run::kRingSize;
+constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;
 constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
+static_assert(kDataRoom == run::kDataRoom && kHeaderRoom == run::kHeaderRoom);
 
-bool uses_tags(Mode m) { return m == Mode::kPayloadPark || m == Mode::kQueueMem; }
-
-// Packets a mode may hold at once, which the pools must be able to supply on top of the rings.
-uint32_t mode_holds(const RunConfig& c) {
-  switch (c.mode) {
-    case Mode::kPayloadPark: return c.park.slots * std::max<uint32_t>(c.park.slices, 1);
-    case Mode::kQueueMem: return uint32_t(2 * c.queuemem.max_held());
-    case Mode::kNfSlicer: return uint32_t(c.slicer.entries) * std::max<uint32_t>(c.slicer.cores, 1);
-    default: return 0;
-  }
+bool uses_tags(Mode m) {
+  return m == Mode::kPayloadPark || m == Mode::kQueueMem;
 }
 
-// Arguments that make a switch run impossible, found before anything starts: "" or why.
-std::string check_inputs(const RunConfig& cfg) {
-  if (cfg.role == Role::kSwitch && cfg.nf_port.empty())
-    return "role switch needs the port to the NF server: --nf-port vdev:net_memif0,role=server,...";
-  const bool live = !cfg.traffic_ports.empty();
-  if (live && cfg.traffic_ports.size() != 2)
-    return "--traffic takes two ports, A,B (packets in on A leave on B and vice versa)";
-  if (!live && cfg.in_path.empty())
-    return "no input: give --in FILE.pcap or --traffic A,B (or [run] in = \"...\")";
-  return "";
-}
-
-// The run's mempools. Sized so that every slot may hold a parked packet, plus what the rings
-// and backlogs hold.
+// The run's mempools, sized by run::plan_memory.
 struct Pools {
   rte_mempool *pkts = nullptr, *hdrs = nullptr, *ind = nullptr;
   rte_mempool* nic = nullptr;  // nicmem: frames land in "NIC memory", host memory when it is empty
   uint32_t n = 0;
 
-  static uint32_t size_for(const RunConfig& cfg, uint32_t reframe_hold) {
-    return cfg.pool_mbufs ? cfg.pool_mbufs : mode_holds(cfg) + reframe_hold + 6 * kRing + 4096;
-  }
-  static uint64_t bytes_for(uint32_t n) {
-    return uint64_t(n) * (kDataRoom + kHeaderRoom + 3 * 256) + (64ull << 20);
-  }
   bool create(const RunConfig& cfg, uint32_t mbufs, std::string& err) {
     n = mbufs;
     pkts = rte_pktmbuf_pool_create("pkts", n, 256, 0, kDataRoom, 0);
     hdrs = rte_pktmbuf_pool_create("hdrs", n, 256, 0, kHeaderRoom, 0);
     ind = rte_pktmbuf_pool_create("ind", n, 256, 0, 0, 0);
+    if (!pkts || !hdrs || !ind) {
+      err = "cannot create mempools of " + std::to_string(n) + " mbufs (raise --mem-mb)";
+      return false;
+    }
     nic = cfg.mode == Mode::kNicmem
               ? rte_pktmbuf_pool_create("nicmem", cfg.nicmem_mbufs, 0, 0, kDataRoom, 0)
               : pkts;
-    if (pkts && hdrs && ind && nic) return true;
-    err = "cannot create mempools of " + std::to_string(n) + " mbufs (raise --mem-mb)";
-    return false;
+    if (!nic) {
+      err = "cannot create the NIC-memory pool of " + std::to_string(cfg.nicmem_mbufs) +
+            " mbufs ([nicmem] pool; raise --mem-mb)";
+      return false;
+    }
+    return true;
   }
   bool full() const {
     return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
@@ -100,12 +87,12 @@ struct Pools {
 
 // Everything between EAL start and EAL cleanup: pools, ports, the NF server, the loop, and the
 // result. Returns 0, 1 (run failed) or 2 (bad configuration found late).
-int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter& writer,
-               std::unique_ptr<nf::Chain> chain, uint32_t pool_n, uint32_t reframe_hold,
-               RunResult& res, std::string& err) {
+int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter* writer,
+               std::unique_ptr<nf::Chain> chain, const run::Budget& budget, RunResult& res,
+               std::string& err) {
   if (!MbufMeta::register_meta()) return (err = "cannot register the mbuf dynamic field"), 1;
   Pools pools;
-  if (!pools.create(cfg, pool_n, err)) return 1;
+  if (!pools.create(cfg, budget.pool_mbufs, err)) return 1;
   MbufOps::pools = {pools.pkts, pools.hdrs, pools.ind};
   res.ran = true;
   const bool live = !cfg.traffic_ports.empty();
@@ -127,42 +114,41 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   }
   ok = ok && (external_nf ? Port::open(cfg.nf_port, pools.pkts, sw_nf, err)
                           : Port::ring_pair("nflink", pools.pkts, sw_nf, nf_side, err, kRing));
-  if (!ok) return 1;
+  if (!ok) return 2;
   std::optional<park::TagFormat> fmt;
   if (uses_tags(cfg.mode)) fmt = cfg.park.format;
   NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pools.pkts,
                   cfg.mode == Mode::kNfSlicer);
   server.use_trace_time(!live);
-  if (cfg.reframe_us > 0) {
+  if (budget.reframe_hold > 0) {
     reframe::ReorderConfig rc;
     rc.t_buff = Nanos(cfg.reframe_us * 1000);
-    rc.max_held_packets = reframe_hold;
+    rc.max_held_packets = budget.reframe_hold;
     if (std::string e = rc.validate(); !e.empty()) return (err = "reframe: " + e), 2;
     server.set_reframer(rc);
   }
-  Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace);
-  Writer out(cfg.out_path.empty() || live ? nullptr : &writer, wire_out);
+  Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
+  Writer out(live ? nullptr : writer, wire_out);
   NfThread nft{&server, &nf_side};
-  SwitchLoop loop(cfg, *mode, server, traffic, sw_nf, nf_side, feeder, out, nft, g_stop);
+  SwitchLoop loop(cfg, *mode, server, traffic, sw_nf, nf_side, feeder, out, nft, g_stop_signal);
   if (cfg.nf_lcore && !external_nf)
     rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
 
-  int rc = loop.run(err);
+  res.end = loop.run();
+  res.signal = g_stop_signal;
 
   if (cfg.progress && loop.seconds() > 2) std::fputc('\n', stderr);
   if (cfg.nf_lcore && !external_nf) {
     nft.stop = true;
     rte_eal_mp_wait_lcore();
   }
+  const uint64_t abandoned = loop.finish(wire_in);
   res.seconds = loop.seconds();
+  int rc = 0;
   if (!feeder.error.empty()) {
     err = feeder.error;
     rc = 2;
   }
-  // Counted as "abandoned": the run was cut short (signal, timeout) with packets in flight.
-  const uint64_t abandoned = loop.free_leftovers(wire_in);
   if (!live) {
     out.drain();
     res.packets_in = feeder.packets;
@@ -176,10 +162,25 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   res.bytes_to_nf = sw_nf.tx_bytes;
   res.packets_from_nf = sw_nf.rx_packets;
   res.bytes_from_nf = sw_nf.rx_bytes;
-  res.switch_drops = mode->drops() + server.coalesced + abandoned;
+  // Frames longer than a port carries (port.h "Frame limits"), dropped there and counted.
+  uint64_t too_long = sw_nf.too_long + (external_nf ? 0 : nf_side.too_long);
+  for (int t = 0; t < traffic.size(); ++t) too_long += traffic[t].too_long;
   report_server(server, !external_nf, res);
   report_mode(*mode, res);
+  // Another process's NF answers for what it did; what it never sent back is named here, and
+  // what it sent back beyond what it got (duplicates) is counted as such.
+  uint64_t unanswered = 0;
+  if (external_nf) {
+    unanswered =
+        res.packets_to_nf > res.packets_from_nf ? res.packets_to_nf - res.packets_from_nf : 0;
+    res.duplicates +=
+        res.packets_from_nf > res.packets_to_nf ? res.packets_from_nf - res.packets_to_nf : 0;
+    res.drops.values["nf_unanswered"] = unanswered;
+  }
+  res.switch_drops = mode->drops() + server.coalesced + abandoned + unanswered + too_long;
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
+  if (too_long) res.drops.values["frame_too_long"] = too_long;
+  if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   traffic.report(res);
   report_port("switch_nf", sw_nf, res);
   if (!external_nf) report_port("nf_server", nf_side, res);
@@ -188,12 +189,9 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   sw_nf.stop();
   if (!external_nf) nf_side.stop();
   res.pools_full = pools.full();
-  if (!res.pools_full && rc == 0) {
-    err = pools.leak();
-    rc = 1;
-  }
-  if (out.failed || (!cfg.out_path.empty() && !writer.close())) {
-    err = writer.error().empty() ? "cannot write " + cfg.out_path : writer.error();
+  if (!res.pools_full && rc == 0) err = pools.leak();
+  if (out.failed || (writer && !writer->close())) {
+    err = writer && !writer->error().empty() ? writer->error() : "cannot write " + cfg.out_path;
     rc = 1;
   }
   return rc;
@@ -201,29 +199,39 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
 
 }  // namespace
 
+void catch_stop_signals() {
+  g_stop_signal = 0;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
 int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   res.mode = std::string(to_string(cfg.mode));
+  res.live = !cfg.traffic_ports.empty();
+  catch_stop_signals();
   if (cfg.role == Role::kNf) return run_nf_role(cfg, res, err);
-  if (std::string e = check_inputs(cfg); !e.empty()) return (err = e), 2;
-  const bool live = !cfg.traffic_ports.empty();
   trace::TraceReader reader;
-  if (!live && !reader.open(cfg.in_path)) return (err = reader.error()), 2;
+  if (!res.live && !reader.open(cfg.in_path)) return (err = reader.error()), 2;
+  // The output goes to a temporary file beside --out, moved over it at the end (or removed).
+  run::OutputFile out_file(res.live ? std::string() : cfg.out_path);
   trace::PcapWriter writer;
-  if (!cfg.out_path.empty() && !writer.open(cfg.out_path, trace::Precision::kNano))
-    return (err = writer.error()), 2;
+  if (!out_file.empty() && !writer.open(out_file.temp_path(), trace::Precision::kNano))
+    return (err = "cannot write " + cfg.out_path + ": " + writer.error()), 2;
   std::string cerr;
-  auto chain = nf::build_chain(cfg.role == Role::kSwitch ? "forward" : cfg.chain,
-                               cfg.nf_config.get(), cerr);
+  auto chain =
+      nf::build_chain(cfg.role == Role::kSwitch ? "forward" : cfg.chain, cfg.nf_config.get(), cerr);
   if (!chain) return (err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr), 2;
 
-  const uint32_t reframe_hold = cfg.reframe_us > 0 ? 16384 : 0;
-  const uint32_t pool_n = Pools::size_for(cfg, reframe_hold);
+  const run::Budget budget = run::plan_memory(cfg, 0);
   EalOptions eo;
-  eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : unsigned(Pools::bytes_for(pool_n) * 2 / (1 << 20)) + 128;
+  eo.mem_mb = budget.eal_mb;
   eo.lcores = cfg.nf_lcore ? 2 : 1;
   if (!eal_init(eo, err)) return 1;
-  const int rc = run_switch(cfg, reader, writer, std::move(chain), pool_n, reframe_hold, res, err);
+  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(chain), budget,
+                      res, err);
   eal_cleanup();
+  std::string why;
+  if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;
   return rc;
 }
 

@@ -11,42 +11,29 @@
 // for byte. The NF server runs inline on the same lcore (default) or on a second lcore.
 //
 // The run ends when the input is exhausted and nothing has moved for a while; whatever a mode
-// still holds is drained (counted), and every mempool must then be full again.
+// still holds is drained (counted), and every mempool must then be full again. SIGINT, SIGTERM
+// and --timeout end any run within about a second (switch_loop.h); the result says how it
+// ended. The output pcap is written to a temporary file and moved over --out only when the run
+// has a result that broke no invariant (run/output_file.h).
+//
+// The config comes checked from run::Loader, and its memory from run::check_memory: this file
+// only sizes the pools from run::plan_memory and opens what the config names.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
-#include "core/counters.h"
 #include "dp/run_config.h"
 
 namespace nfpark::dp {
 
-struct RunResult {
-  std::string mode;
-  uint64_t packets_in = 0, bytes_in = 0, packets_out = 0, bytes_out = 0;
-  uint64_t packets_to_nf = 0, bytes_to_nf = 0, packets_from_nf = 0, bytes_from_nf = 0;
-  uint64_t nf_drops = 0, fault_drops = 0, duplicates = 0, switch_drops = 0;
-  CounterMap drops;      // reason -> count (NF drops included as "nf")
-  CounterMap park;       // the mode's counters
-  CounterMap nf;         // the chain's counters
-  CounterMap faults;
-  CounterMap ports;      // per-port packets/bytes: "<port>.rx_packets", ...
-  CounterMap reframe;    // Reframer's counters, when it ran
-  bool reframe_on = false;
-  double reframe_slf_in = 0, reframe_slf_out = 0, reframe_useless_wait_us = 0;
-  uint64_t reframe_held = 0;
-  uint64_t held_at_exit = 0;
-  bool pools_full = false;
-  bool ran = false;      // the dataplane started (false: nothing to report)
-  double seconds = 0;
-  bool balanced() const {
-    return packets_in + duplicates == packets_out + nf_drops + fault_drops + switch_drops;
-  }
-  std::string to_json() const;
-  std::string to_text() const;
-};
+// SIGINT and SIGTERM end a run: the handlers (installed by catch_stop_signals(), before EAL
+// starts) only record the signal here; the loops poll it.
+extern std::atomic<int> g_stop_signal;
+void catch_stop_signals();
 
-// Runs the config. Returns 0 on success, 1 if the run failed (with `err`), 2 on bad input.
+// Runs the config. Returns 0 when the run has a result (its verdict is res.verdict()), 1 if it
+// failed (with `err`), 2 on bad input (a trace or port that cannot be opened).
 int run(const RunConfig& cfg, RunResult& res, std::string& err);
 // The NF-server role alone (nf_role.cc): serves `cfg.port` until a signal or idle exit.
 int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err);

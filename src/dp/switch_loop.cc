@@ -9,7 +9,7 @@ namespace nfpark::dp {
 
 SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
                        TrafficPorts& traffic, Port& sw_nf, Port& nf_side, Feeder& feeder,
-                       Writer& out, NfThread& nft, const std::atomic<bool>& stop)
+                       Writer& out, NfThread& nft, const std::atomic<int>& stop)
     : cfg_(cfg),
       mode_(mode),
       server_(server),
@@ -27,17 +27,27 @@ SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
   to_out_.reserve(8 * kBurst);
 }
 
-int SwitchLoop::run(std::string& err) {
+run::End SwitchLoop::run() {
   start_ = clock_.now();
   feeder_.start(start_);
-  // How long nothing must move before the run is over: longer when the NF is another process.
-  const Nanos quiet =
-      std::max<Nanos>(external_nf_ ? 200 * kMilli : 2 * kMilli, Nanos(cfg_.faults.delay_us * 3000));
-  Nanos last_activity = start_, next_progress = start_ + 2 * kSecond;
-  int end_phase = 0;
+  // How long nothing must move before the run is over: longer when the NF is another process,
+  // and while the NF server delays packets (unless the run is stopping: then it releases them).
+  const Nanos base_quiet = external_nf_ ? 200 * kMilli : 2 * kMilli;
+  const Nanos delay_quiet = std::max<Nanos>(base_quiet, Nanos(cfg_.faults.delay_us * 3000));
+  Nanos last_activity = start_, next_progress = start_ + 2 * kSecond, deadline = 0;
+  run::End end = run::End::kInputDone;
   for (;;) {
     const Nanos now = clock_.now();
-    uint32_t work = live_ ? 0 : feeder_.retry() + (stop_ ? 0 : feeder_.feed(now));
+    if (!stopping_ && (stop_.load() != 0 || now - start_ > Nanos(cfg_.timeout_s * 1e9))) {
+      stopping_ = true;  // stop the intake; what is in flight has kGrace to come back
+      end = stop_.load() != 0 ? run::End::kSignal : run::End::kTimeout;
+      deadline = now + kGrace;
+      if (end_phase_ == 0) {
+        end_step(end_phase_++, now);  // the NF server releases what it holds
+        last_activity = now;
+      }
+    }
+    uint32_t work = live_ || stopping_ ? 0 : feeder_.retry() + feeder_.feed(now);
     work += to_nf();  // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
@@ -45,23 +55,31 @@ int SwitchLoop::run(std::string& err) {
     if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged())
       last_activity = now;
     // Live ports have no end of input: they run until a signal, the timeout, or --idle-exit.
-    const bool input_done = live_ ? (cfg_.idle_exit_s > 0 && seen_traffic_ &&
-                                     now - last_activity > Nanos(cfg_.idle_exit_s * 1e9))
-                                  : feeder_.done();
+    const bool idle_exit = live_ && cfg_.idle_exit_s > 0 && seen_traffic_ &&
+                           now - last_activity > Nanos(cfg_.idle_exit_s * 1e9);
+    if (idle_exit && !stopping_) {
+      stopping_ = true;
+      end = run::End::kIdleExit;
+    }
+    const bool input_done = live_ ? stopping_ : feeder_.done() || stopping_;
+    const Nanos quiet = stopping_ ? base_quiet : delay_quiet;
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands.
-    const bool idle = now - last_activity > quiet && traffic_.rx_pending() == 0 &&
+    const bool idle = now - last_activity > quiet && (stopping_ || traffic_.rx_pending() == 0) &&
                       sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
                       (!cfg_.nf_lcore || external_nf_ || nft_.idle());
-    if ((input_done || stop_) && idle) {
-      if (end_phase == 2) break;
-      end_step(end_phase++, now);
+    // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
+    // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
+    // that only new input brings, so it is released now and the frame can enter.
+    if (!live_ && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || server_.held())) {
+      end_step(0, now);
       last_activity = now;
     }
-    if (now - start_ > Nanos(cfg_.timeout_s * 1e9)) {
-      if (live_) break;  // a live run's length is its timeout
-      err = "run timed out after " + std::to_string(cfg_.timeout_s) + " s (see --timeout)";
-      return 1;
+    if (input_done && idle) {
+      if (end_phase_ == 2) break;
+      end_step(end_phase_++, now);
+      last_activity = now;
     }
+    if (deadline && now > deadline) break;  // cut: finish() settles the rest
     if (cfg_.progress && now > next_progress && !live_) {
       std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s",
                    (unsigned long long)feeder_.packets, (unsigned long long)out_.packets,
@@ -69,31 +87,73 @@ int SwitchLoop::run(std::string& err) {
       next_progress = now + kSecond;
     }
   }
-  return 0;
+  return end;
 }
 
-uint64_t SwitchLoop::free_leftovers(rte_ring* wire_in) {
+void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n) {
+  if (!n) return;
+  std::copy(pkts, pkts + n, b_);
+  if (external_nf_)
+    for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b_[i]) = MbufMeta::kUnknown;
+  to_out_.clear();
+  mode_.from_nf(b_, n, to_out_);
+  traffic_.send(to_out_);
+}
+
+uint64_t SwitchLoop::finish(rte_ring* wire_in) {
   uint64_t abandoned = 0;
-  for (;;) {
-    uint16_t n = sw_nf_.rx(b_, kBurst);
-    if (!external_nf_) n += nf_side_.rx(b_ + n, uint16_t(kBurst - n));
-    n += traffic_.rx_leftovers(b_ + n, uint16_t(kBurst - n));
-    for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
+  auto free_all = [&](rte_mbuf* const* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) rte_pktmbuf_free(p[i]);
     abandoned += n;
-    if (!n) break;
+  };
+  // 1. On the way to the NF, not yet served: abandoned.
+  auto to = sw_nf_.take_backlog();
+  free_all(to.data(), to.size());
+  if (!external_nf_) {
+    if (!cfg_.nf_lcore) server_.flush(nf_side_, clock_.now());  // delayed, Reframer-held
+    for (uint16_t n; (n = nf_side_.rx(b_, kBurst)) > 0;) free_all(b_, n);
   }
+  // 2. On the way back: through the mode, as in the loop. A live NF link (another process) is
+  // read a bounded number of times.
+  for (int i = 0; i < (external_nf_ ? 64 : 1 << 30); ++i) {
+    const uint16_t n = sw_nf_.rx(b_, kBurst);
+    if (!n) break;
+    sw_nf_.count_rx(b_, n);
+    back_from_nf(b_, n);
+  }
+  if (!external_nf_) {
+    auto back = nf_side_.take_backlog();
+    for (size_t i = 0; i < back.size(); i += kBurst) {
+      const uint16_t n = uint16_t(std::min<size_t>(kBurst, back.size() - i));
+      sw_nf_.rx_packets += n;  // as if it had crossed the link
+      for (uint16_t k = 0; k < n; ++k) sw_nf_.rx_bytes += back[i + k]->pkt_len;
+      back_from_nf(back.data() + i, n);
+    }
+  }
+  // 3. The mode's end steps, if the loop did not get to them.
+  for (; end_phase_ < 2; ++end_phase_)
+    if (end_phase_ == 1) {
+      to_out_.clear();
+      mode_.drain(to_out_);
+      traffic_.send(to_out_);
+    }
+  // 4. The traffic side: what the feeder put on the wire but the switch never read, and what
+  // cannot leave a port.
   while (wire_in) {
-    unsigned n = rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b_), kBurst, nullptr);
-    for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
-    abandoned += n;
+    const unsigned n =
+        rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b_), kBurst, nullptr);
     if (!n) break;
+    free_all(b_, n);
   }
+  for (int i = 0; i < 1000 && !traffic_.flushed(); ++i)
+    if (!live_) out_.drain();
+  abandoned += traffic_.drop_backlog();
   return abandoned;
 }
 
 uint32_t SwitchLoop::to_nf() {
   uint32_t work = 0;
-  for (int t = 0; t < traffic_.size() && !stop_; ++t) {
+  for (int t = 0; t < traffic_.size() && !stopping_; ++t) {
     if (!sw_nf_.flush() || !traffic_.flushed()) break;
     uint16_t n = traffic_[t].rx(b_, kBurst);
     if (!n) continue;
@@ -137,7 +197,8 @@ uint32_t SwitchLoop::from_nf() {
 
 // The end, in three steps, each after everything has settled: (0) the NF server releases what it
 // holds (fault delays, Reframer) and the switch merges it; (1) the mode releases what it holds
-// (partial batches, stranded payloads); then the loop stops.
+// (partial batches, stranded payloads); then the loop stops. A run that is stopping takes step
+// 0 at once.
 void SwitchLoop::end_step(int phase, Nanos now) {
   if (phase == 0) {
     if (external_nf_) return;

@@ -4,10 +4,17 @@
 // Per iteration: the feeder plays the wire (replay), then traffic -> SwitchMode::to_nf -> NF
 // link, the NF server's turn (inline poll, its own lcore, or another process), NF link ->
 // SwitchMode::from_nf -> traffic, and the writer drains what left (replay). The run is over when
-// the input is done (or `stop` was raised by a signal) and nothing has moved for a quiet period
-// with no packet in a ring or in the server's hands; then the NF server releases what it holds,
-// then the mode does, each after everything settled again. A replay that outlives its timeout
-// fails; a live run's length is its timeout (or --idle-exit).
+// the input is done and nothing has moved for a quiet period with no packet in a ring or in the
+// server's hands; then the NF server releases what it holds, then the mode does, each after
+// everything settled again. A live run ends at --idle-exit or its timeout.
+//
+// Bounded end: a signal (`stop`) or the timeout stops the intake at once — no more input read
+// from the pcap or the traffic ports — and the same three steps run with a short quiet period
+// (the NF server releases delayed packets at once), for at most kGrace. finish() then settles
+// whatever is still in flight without waiting for anything: packets on their way to the NF are
+// freed and counted as abandoned_at_exit; packets on their way back go through the mode as
+// usual (a merge, an explicit drop, ...); the mode drains. Nothing reads a live port after the
+// intake stopped, so ports that never go idle (net_null) cannot hold a run up.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -33,22 +40,27 @@ class SwitchLoop {
   // or in another process (cfg.role == switch: `server` and `nf_side` unused).
   SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server, TrafficPorts& traffic,
              Port& sw_nf, Port& nf_side, Feeder& feeder, Writer& out, NfThread& nft,
-             const std::atomic<bool>& stop);
+             const std::atomic<int>& stop);
 
-  // Runs until the input is done (or `stop`) and everything has settled, or until the timeout.
-  // 0, or 1 with `err` when a replay timed out.
-  int run(std::string& err);
+  static constexpr Nanos kGrace = 500 * kMilli;
+
+  // Runs until the input is done and everything has settled, until --idle-exit or the timeout
+  // (live), or until `stop` or the timeout cut it short (then at most kGrace more). Returns why
+  // it ended; the signal number is the caller's.
+  run::End run();
   // Seconds since run() started.
   double seconds() const { return double(clock_.now() - start_) / 1e9; }
-  // Frees whatever is still in a ring (only after a timeout or a signal: packets in flight when
-  // the run was cut short), including the replay feeder's `wire_in` when given. Returns how many.
-  uint64_t free_leftovers(rte_ring* wire_in);
+  // After run() and after the NF lcore (if any) has stopped: settles what is still in flight
+  // (see above), including the replay feeder's `wire_in` when given. Returns the packets
+  // abandoned (freed uncounted elsewhere). Bounded: never waits for a port.
+  uint64_t finish(rte_ring* wire_in);
 
  private:
   uint32_t to_nf();                 // traffic -> NF; packets moved
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved
   void end_step(int phase, Nanos now);
+  void back_from_nf(rte_mbuf* const* pkts, uint16_t n);  // NF -> mode -> traffic, at the end
 
   const RunConfig& cfg_;
   SwitchMode& mode_;
@@ -59,11 +71,13 @@ class SwitchLoop {
   Feeder& feeder_;
   Writer& out_;
   NfThread& nft_;
-  const std::atomic<bool>& stop_;
+  const std::atomic<int>& stop_;
   const bool live_, external_nf_, trace_time_;
   SteadyClock clock_;
   Nanos start_ = 0;
   bool seen_traffic_ = false;
+  bool stopping_ = false;  // intake stopped: a signal or the timeout
+  int end_phase_ = 0;      // end steps done (2: all)
   uint64_t seen_nf_activity_ = 0;
   std::vector<rte_mbuf*> to_nf_, to_out_;
   rte_mbuf* b_[kBurst];

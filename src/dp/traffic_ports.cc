@@ -43,9 +43,13 @@ unsigned TrafficPorts::rx_pending() const {
   return n;
 }
 
-uint16_t TrafficPorts::rx_leftovers(rte_mbuf** b, uint16_t room) {
-  uint16_t n = 0;
-  for (int t = 0; t < n_ && n < room; ++t) n += ports_[t].rx(b + n, uint16_t(room - n));
+uint64_t TrafficPorts::drop_backlog() {
+  uint64_t n = 0;
+  for (int t = 0; t < n_; ++t) {
+    const std::vector<rte_mbuf*> v = ports_[t].take_backlog();
+    for (rte_mbuf* m : v) rte_pktmbuf_free(m);
+    n += v.size();
+  }
   return n;
 }
 

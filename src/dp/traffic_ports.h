@@ -38,8 +38,9 @@ class TrafficPorts {
   bool backlogged() const;
   // Packets waiting on an in-process RX ring (0 for live ports).
   unsigned rx_pending() const;
-  // Receives up to `room` packets left on any port (end of a run cut short).
-  uint16_t rx_leftovers(rte_mbuf** b, uint16_t room);
+  // Frees what still waits in the ports' transmit backlogs (end of a run cut short: a port that
+  // does not take it), no longer counted as sent. Returns how many.
+  uint64_t drop_backlog();
 
   // Live runs: packets and bytes in and out, from the ports' own counters (after a last flush).
   void count_live(RunResult& res);

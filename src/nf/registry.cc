@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -230,23 +231,57 @@ bool lb_params(Params& p, LbConfig& c) {
          p.seconds("idle_timeout_s", c.idle_timeout);
 }
 
-using Factory = std::function<std::unique_ptr<Nf>(Params&, const toml::table*, std::string&)>;
+// What a factory is asked for: the NF (build), or only a check of its parameters and an
+// estimate of the memory its tables will take (nothing allocated).
+struct Plan {
+  bool build = true;
+  uint64_t memory = 0;  // bytes
+};
+
+using Factory =
+    std::function<std::unique_ptr<Nf>(Params&, const toml::table*, std::string&, Plan&)>;
+
+// Bytes of a FlowTable of `capacity` flows (flow_table.h: next_pow2(capacity * 5 / 4) slots of
+// a 64 B entry and a 4 B tag).
+uint64_t flow_table_bytes(uint64_t capacity) {
+  return std::bit_ceil(std::max<uint64_t>(capacity + capacity / 4, 32)) * 68;
+}
+
+template <class Cfg>
+uint64_t memory_of(const Cfg& c) {
+  if constexpr (std::is_same_v<Cfg, NatConfig>) {
+    const uint64_t ports = c.port_max >= c.port_min ? c.port_max - c.port_min + 1u : 0u;
+    const uint64_t ext = c.external.size();
+    return flow_table_bytes(c.max_flows ? c.max_flows : ext * ports) + (ext << 16) * 4 +
+           ext * ports * 2;
+  } else if constexpr (std::is_same_v<Cfg, LbConfig>) {
+    return flow_table_bytes(c.max_flows) + uint64_t(c.table_size) * 4;
+  } else if constexpr (requires { c.max_flows; }) {
+    return flow_table_bytes(c.max_flows);
+  } else {
+    return 0;  // tables bounded by the config's own size (routes, rules, keys)
+  }
+}
 
 template <class Cfg, class T>
 Factory simple_factory(bool (*read)(Params&, Cfg&)) {
-  return [read](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+  return [read](Params& p, const toml::table*, std::string&, Plan& plan) -> std::unique_ptr<Nf> {
     Cfg c;
     if (!read(p, c) || !p.finish()) return nullptr;
+    plan.memory = memory_of(c);
+    if (!plan.build) return nullptr;
     return std::make_unique<T>(std::move(c));
   };
 }
 
 template <class Cfg, class T>
 Factory own_parser() {
-  return [](Params&, const toml::table* t, std::string& e) -> std::unique_ptr<Nf> {
+  return [](Params&, const toml::table* t, std::string& e, Plan& plan) -> std::unique_ptr<Nf> {
     static const toml::table kEmpty;
     Cfg c;
     if (!Cfg::parse(t ? *t : kEmpty, c, e)) return nullptr;
+    plan.memory = memory_of(c);
+    if (!plan.build) return nullptr;
     return T::create(c, e);
   };
 }
@@ -267,18 +302,18 @@ const std::map<std::string, Factory, std::less<>>& factories() {
                 p.seconds("idle_timeout_s", c.idle_timeout);
        })},
       {"busy",
-       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
+       [](Params& p, const toml::table*, std::string&, Plan& plan) -> std::unique_ptr<Nf> {
          uint64_t cycles = 300;
-         if (!p.u64("cycles", 0, 100'000'000, cycles) || !p.finish()) return nullptr;
+         if (!p.u64("cycles", 0, 100'000'000, cycles) || !p.finish() || !plan.build) return nullptr;
          return std::make_unique<Busy>(cycles);
        }},
       {"macswap",
-       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
-         return p.finish() ? std::make_unique<MacSwap>() : nullptr;
+       [](Params& p, const toml::table*, std::string&, Plan& plan) -> std::unique_ptr<Nf> {
+         return p.finish() && plan.build ? std::make_unique<MacSwap>() : nullptr;
        }},
       {"forward",
-       [](Params& p, const toml::table*, std::string&) -> std::unique_ptr<Nf> {
-         return p.finish() ? std::make_unique<Forward>() : nullptr;
+       [](Params& p, const toml::table*, std::string&, Plan& plan) -> std::unique_ptr<Nf> {
+         return p.finish() && plan.build ? std::make_unique<Forward>() : nullptr;
        }},
       // NFs with their own TOML parsers (nf-classify): Cfg::parse(table, cfg, error) + T::create.
       {"router", own_parser<RouterConfig, Router>()},
@@ -303,7 +338,12 @@ std::vector<std::string_view> nf_names() {
   return v;
 }
 
-std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, std::string& error) {
+namespace {
+
+// Builds (plan.build) or checks NF `name`. nullptr + error on failure; when only checking,
+// nullptr with an empty error means the parameters are good.
+std::unique_ptr<Nf> plan_nf(std::string_view name, const toml::table* params, std::string& error,
+                            Plan& plan) {
   auto it = factories().find(name);
   if (it == factories().end()) {
     error = "unknown NF '" + std::string(name) + "' (valid names: " + valid_names() + ")";
@@ -311,8 +351,8 @@ std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, st
   }
   Params p(name, params);
   std::string own;
-  std::unique_ptr<Nf> nf = it->second(p, params, own);
-  if (!nf) {
+  std::unique_ptr<Nf> nf = it->second(p, params, own, plan);
+  if (!nf && (plan.build || !p.error.empty() || !own.empty())) {
     if (!p.error.empty())
       error = p.error;
     else if (own.rfind("[nf.", 0) == 0)
@@ -323,8 +363,44 @@ std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, st
   return nf;
 }
 
-std::unique_ptr<Chain> build_chain(std::string_view spec, const toml::table* config,
-                                   std::string& error) {
+}  // namespace
+
+std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, std::string& error) {
+  Plan plan;
+  return plan_nf(name, params, error, plan);
+}
+
+bool check_nf_tables(const toml::table* config, std::string& error) {
+  const toml::node* n = config ? config->get("nf") : nullptr;
+  if (!n) return true;
+  const toml::table* nf_root = n->as_table();
+  if (!nf_root) {
+    error = "'nf' must be a table of tables ([nf.<name>])";
+    return false;
+  }
+  for (const auto& [k, v] : *nf_root) {
+    const std::string name(k.str());
+    if (!factories().count(name)) {
+      error = "[nf." + name + "]: unknown NF '" + name + "' (valid names: " + valid_names() + ")";
+      return false;
+    }
+    if (!v.is_table()) {
+      error = "[nf." + name + "] must be a table, got " + show(v);
+      return false;
+    }
+    Plan plan{false};
+    error.clear();
+    plan_nf(name, v.as_table(), error, plan);
+    if (!error.empty()) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Builds the chain (plan.build) or checks it and adds up its NFs' memory.
+std::unique_ptr<Chain> plan_chain(std::string_view spec, const toml::table* config,
+                                  std::string& error, Plan& total) {
   auto chain = std::make_unique<Chain>();
   const toml::table* nf_root = config ? config->get_as<toml::table>("nf") : nullptr;
   if (config && config->contains("nf") && !nf_root) {
@@ -372,11 +448,33 @@ std::unique_ptr<Chain> build_chain(std::string_view spec, const toml::table* con
       with_arg.insert_or_assign("cycles", int64_t(v));
       params = &with_arg;
     }
-    std::unique_ptr<Nf> nf = make_nf(name, params, error);
-    if (!nf) return nullptr;
-    chain->add(std::move(nf));
+    Plan plan{total.build};
+    error.clear();
+    std::unique_ptr<Nf> nf = plan_nf(name, params, error, plan);
+    if (!error.empty()) return nullptr;
+    total.memory += plan.memory;
+    if (nf) chain->add(std::move(nf));
   }
   return chain;
+}
+
+}  // namespace
+
+std::unique_ptr<Chain> build_chain(std::string_view spec, const toml::table* config,
+                                   std::string& error) {
+  Plan plan;
+  error.clear();
+  auto chain = plan_chain(spec, config, error, plan);
+  return error.empty() ? std::move(chain) : nullptr;
+}
+
+bool check_chain(std::string_view spec, const toml::table* config, std::string& error,
+                 uint64_t* memory) {
+  Plan plan{false};
+  error.clear();
+  plan_chain(spec, config, error, plan);
+  if (memory) *memory = plan.memory;
+  return error.empty();
 }
 
 }  // namespace nfpark::nf

@@ -11,6 +11,7 @@
 // not silently fall back to defaults). In a chain spec, "busy(570)" is shorthand for busy with
 // cycles = 570. Only registry.cc (and NFs' own parse functions) include toml++.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,7 +20,6 @@
 #include "nf/nf.h"
 #include "nf/toml_fwd.h"
 
-
 namespace nfpark::nf {
 
 // Every name make_nf accepts, sorted.
@@ -27,6 +27,17 @@ std::vector<std::string_view> nf_names();
 
 // Builds NF `name` from its parameter table (nullptr = all defaults). nullptr + error on failure.
 std::unique_ptr<Nf> make_nf(std::string_view name, const toml::table* params, std::string& error);
+
+// Checks every [nf.NAME] table of `config` (its root table) against the registry — NAME must
+// be an NF and its parameters valid — whether or not NAME is in the chain, without building
+// anything. false + error on the first problem.
+bool check_nf_tables(const toml::table* config, std::string& error);
+
+// Checks the chain spec and its NFs' parameters as build_chain would, without building them;
+// `memory` (if given) receives an estimate of the bytes their tables will take (flow tables,
+// NAT port maps, Maglev tables).
+bool check_chain(std::string_view spec, const toml::table* config, std::string& error,
+                 uint64_t* memory = nullptr);
 
 // Builds the chain "a,b,c" (names separated by commas, blanks ignored); NF x reads [nf.x] of
 // `config` (nullptr = defaults). nullptr + error on failure.

@@ -6,6 +6,11 @@
 //   uint8_t* B::data(Handle)            first byte of the frame (headers are contiguous)
 //   uint32_t B::head_len(Handle)        bytes contiguous at data() (first segment)
 //   uint32_t B::pkt_len(Handle)         total frame bytes (all segments)
+//   uint32_t B::cut_len(Handle)         bytes of the frame on the wire that the buffer does not
+//                                       hold because the capture cut them off (snaplen); 0 for a
+//                                       whole frame. The wire length is pkt_len + cut_len for an
+//                                       unsplit frame. A header packet made by make_header
+//                                       carries its original's; it never changes with headers.
 //   B::Lent                             what the engine remembers about an original it lent
 //            (small, trivially copyable, value-initialised = "not lent"). The park layer keeps
 //            one beside each parked handle — in the slot it touches anyway, so lending costs no
@@ -52,6 +57,7 @@ concept BufferOps = std::is_trivially_copyable_v<typename B::Lent> &&
   { B::data(h) } -> std::same_as<uint8_t*>;
   { B::head_len(h) } -> std::same_as<uint32_t>;
   { B::pkt_len(h) } -> std::same_as<uint32_t>;
+  { B::cut_len(h) } -> std::same_as<uint32_t>;
   { B::make_header(h, n, n, n, n, &l) } -> std::same_as<typename B::Handle>;
   { B::open_gap(h, n, n) } -> std::same_as<uint8_t*>;
   B::close_gap(h, n, n);

@@ -6,13 +6,14 @@
 // The NF server does not validate tags (it has no key): it only reads where the tag is and what
 // it says. The switch validates everything that comes back. Whole packets in baseline mode carry
 // no tag (`format` = nullopt). Behind an NFSlicer shim the packets carry NFSlicer's token
-// instead (`slicer`): there is no drop notification (the NIC reclaims by TTL), so NF drops are
-// freed here.
+// instead (`slicer`): which ones is decided by the splice side's own rule (carries_token, in
+// inspect_slice), never by DSCP; there is no drop notification (the NIC reclaims by TTL), so NF
+// drops are freed here.
 #pragma once
 #include <optional>
 
-#include "core/packet_view.h"
 #include "core/bytes.h"
+#include "core/packet_view.h"
 #include "park/buffer_ops.h"
 #include "park/payload_park.h"
 #include "park/slicer_token.h"
@@ -21,10 +22,10 @@
 namespace nfpark::park {
 
 struct NfEndpointCounters {
-  uint64_t header_only = 0;     // parked packets seen (headers + tag)
-  uint64_t whole = 0;           // packets seen whole
-  uint64_t drop_notified = 0;   // NF drops returned to the switch as explicit drops
-  uint64_t drop_freed = 0;      // NF drops freed here (untagged, or notification disabled)
+  uint64_t header_only = 0;    // parked packets seen (headers + tag)
+  uint64_t whole = 0;          // packets seen whole
+  uint64_t drop_notified = 0;  // NF drops returned to the switch as explicit drops
+  uint64_t drop_freed = 0;     // NF drops freed here (untagged, or notification disabled)
 };
 
 template <BufferOps B>
@@ -39,11 +40,14 @@ class NfEndpoint {
     v.data = B::data(h);
     v.len = B::head_len(h);
     v.layout = parse_packet(v.data, v.len);
-    v.wire_len = B::pkt_len(h);
+    // Bytes the capture cut off (header-only traces) count as on the wire: meters see real sizes.
+    const uint32_t cut = B::cut_len(h);
+    v.wire_len = B::pkt_len(h) + cut;
     tag_at = 0;
     if (slicer_) {
-      SliceInfo si = inspect_slice(v.data, v.len, v.wire_len, v.layout);
-      v.wire_len = si.wire_len;
+      SliceInfo si = inspect_slice(v.data, v.len, B::pkt_len(h), v.layout);
+      // A sliced packet's wire length is its IP length, which the capture did not cut.
+      v.wire_len = si.wire_len + (si.mark == SliceMark::kSliced ? 0 : cut);
       tag_at = si.token_at;  // where the token is (fault injection may corrupt it)
       ++(si.mark == SliceMark::kSliced ? ctr_.header_only : ctr_.whole);
       return;
@@ -65,9 +69,10 @@ class NfEndpoint {
       v.wire_len -= tsz;  // whole packet with an ENB=0 tag inserted
       ++ctr_.whole;
     } else {
-      // nfpark tags carry the original length; PayloadPark's does not, but the IP length
-      // fields are never rewritten on a split, so the IP header still tells it.
-      v.wire_len = *format_ == TagFormat::kNfpark ? load_be16(t + 12) : v.layout.ip_end;
+      // nfpark tags carry the original's length (the bytes the switch holds; add what the
+      // capture cut); PayloadPark's does not, but the IP length fields are never rewritten on
+      // a split, so the IP header still tells it.
+      v.wire_len = *format_ == TagFormat::kNfpark ? load_be16(t + 12) + cut : v.layout.ip_end;
       ++ctr_.header_only;
     }
   }

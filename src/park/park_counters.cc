@@ -14,6 +14,7 @@ void ParkCounters::report(const CounterSink& s) const {
   s("not_split_filtered", not_split_filtered);
   s("not_split_untaggable", not_split_untaggable);
   s("not_split_no_buffer", not_split_no_buffer);
+  s("not_split_large", not_split_large);
   s("bad_tag", bad_tag);
   s("wrong_slice", wrong_slice);
   s("duplicate_headers", duplicate_headers);

@@ -21,6 +21,7 @@ struct ParkCounters {
   uint64_t not_split_filtered = 0;    // matched the no_split filter
   uint64_t not_split_untaggable = 0;  // not IPv4/IPv6 TCP/UDP first fragment: sent untagged
   uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
+  uint64_t not_split_large = 0;       // frame above kMaxTaggedFrame (tag's 16-bit length): whole
   uint64_t bad_tag = 0;               // tag missing, cut short, failed its check: dropped
   uint64_t wrong_slice = 0;           // tag names another NF server's slice: dropped
   uint64_t duplicate_headers = 0;     // valid tag, but its payload is lent to another header

@@ -2,7 +2,8 @@
 // Ports:    traffic in -> split -> NF slice s ; NF slice s -> merge -> traffic out
 // Config:   min_payload (160 B) · park_bytes (160 B; 352 = recirculation variant; 0 = all)
 //           slots per slice (65536) · max_exp (1) · tag format (nfpark | payloadpark) · tag key
-//           (none: CRC-32C check; 16 bytes: SipHash-2-4 MAC) · no_split filter · slices (1)
+//           (16 bytes: keyed tags, what every run uses — --tag-key or drawn from the run's
+//           secret; none: unkeyed, unit tests only; tag.h) · no_split filter · slices (1)
 // Time:     none: eviction is by probe count (EXP), as in the paper, not by timers.
 // State:    one SlotTable per slice holding parked packets (see slot_table.h).
 // Counters: ParkCounters (PayloadPark's eight + nfpark's own).
@@ -19,7 +20,10 @@
 //     kept in the slot beside the handle, a line the split and the merge touch anyway.
 //   - otherwise the whole packet goes with a tag saying "not parked" (ENB=0), inserted by moving
 //     the headers into headroom — the payload is never moved.
-//  Untaggable packets (ARP, ICMP, fragments, malformed) go to the NF as they are.
+//  Untaggable packets (ARP, ICMP, fragments, malformed) go to the NF as they are. Taggable at
+//  split ⇔ taggable at merge (the same parse of headers the NF keeps), and every taggable packet
+//  carries a tag in front of its payload, so payload bytes are never read as a tag: DSCP,
+//  lengths and tag-like payloads of ordinary traffic change nothing.
 //  Merge (NF port): the tag is found after the returning packet's L4 header and validated; a
 //  parked payload is taken from its slot only if index, generation and slice match, and then the
 //  (possibly rewritten) headers are put back onto the parked original, which leaves. Everything
@@ -53,7 +57,7 @@ struct ParkConfig {
   uint8_t max_exp = 1;         // EXP: table traversals a payload survives
   uint8_t slices = 1;          // NF servers, each with its own slice
   TagFormat format = TagFormat::kNfpark;
-  std::optional<std::array<uint8_t, 16>> key;  // SipHash key for keyed tags
+  std::optional<Key128> key;  // tag key (tag.h); nullopt: unkeyed tags
   NoSplitFilter no_split;
 };
 
@@ -97,6 +101,8 @@ class PayloadPark {
     const uint32_t payload = std::min(L.ip_end, len) - hdr;
     if (payload < cfg_.min_payload || payload == 0)
       return send_whole(pkt, hdr, slice, ctr_.not_split_small);
+    if (len > kMaxTaggedFrame) [[unlikely]]
+      return send_whole(pkt, hdr, slice, ctr_.not_split_large);
     if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L))
       return send_whole(pkt, hdr, slice, ctr_.not_split_filtered);
     SlotTable<Parked>& table = tables_[slice];
@@ -168,7 +174,7 @@ class PayloadPark {
     ++why;
     ParkTag tag;
     tag.slice = slice;
-    tag.orig_len = uint16_t(B::pkt_len(pkt));
+    tag.orig_len = uint16_t(std::min<uint32_t>(B::pkt_len(pkt), kMaxTaggedFrame));
     uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
     if (!gap) return drop(pkt, ctr_.no_headroom);
     codec_.encode(tag, gap);
@@ -187,7 +193,7 @@ class PayloadPark {
     const uint32_t at = L.payload_off;
     const uint32_t avail = head > at ? head - at : 0;
     ParkTag tag;
-    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
+    if (codec_.decode(d + at, avail, tag, slice) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
     if (cfg_.format == TagFormat::kNfpark && tag.slice != slice) return drop(pkt, ctr_.wrong_slice);
     if (!tag.parked) {
       if (tag.drop) return drop(pkt, ctr_.explicit_drops_whole);

@@ -107,6 +107,8 @@ class QueueMem {
       ++ctr_.not_split_no_queue;
     } else if (payload < cfg_.min_payload || payload == 0) {
       ++ctr_.not_split_small;
+    } else if (len > kMaxTaggedFrame) {
+      ++ctr_.not_split_large;
     } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
       ++ctr_.not_split_filtered;
     } else {
@@ -120,7 +122,7 @@ class QueueMem {
     if (!gap) return drop(pkt, ctr_.drop_no_headroom);
     ParkTag tag;
     tag.slice = port;
-    tag.orig_len = uint16_t(len);
+    tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
     codec_.encode(tag, gap);
     to_nf.push(pkt);
   }

@@ -21,6 +21,7 @@ void QueueMemCounters::report(const CounterSink& s) const {
   s("not_split_untaggable", not_split_untaggable);
   s("not_split_no_queue", not_split_no_queue);
   s("not_split_no_buffer", not_split_no_buffer);
+  s("not_split_large", not_split_large);
   s("recoveries", recoveries);
   s("slot_reuses", slot_reuses);
   s("released", released);

@@ -41,6 +41,7 @@ struct QueueMemCounters {
   uint64_t not_split_untaggable = 0;  // not IPv4/IPv6 TCP/UDP unfragmented: sent as is
   uint64_t not_split_no_queue = 0;    // output port outside config.ports: sent whole
   uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
+  uint64_t not_split_large = 0;       // frame above kMaxTaggedFrame (tag's 16-bit length): whole
   uint64_t recoveries = 0;            // a batch head found its queue still PAUSED (§3.3)
   uint64_t slot_reuses = 0;           // header-array slot reassigned while still in use
   // merge side: packet outcomes
@@ -67,7 +68,7 @@ struct QueueMemCounters {
 
   uint64_t sent_whole() const {
     return not_split_small + not_split_filtered + not_split_untaggable + not_split_no_queue +
-           not_split_no_buffer;
+           not_split_no_buffer + not_split_large;
   }
   // Packets dropped by the switch (each counted once).
   uint64_t drops() const {

@@ -5,7 +5,7 @@
 // Config:   thr (500 B, frame bytes; sliced iff frame > thr, == thr is not sliced) · slice_bytes
 //           (0 = the whole payload; 160/320 = partial slicing) · entries N per core (4096, rounded
 //           up to a power of two) · ttl (10 wrap-arounds) · cores (1, <= 255) · dscp (63) ·
-//           seed (0; key of the generation scrambler — set a secret one if the host is untrusted)
+//           key (all zero; every run sets one drawn from its secret: the generations' key)
 // Time:     none: entries expire by TTL counted in ring wrap-arounds, as in the paper.
 // State:    one SliceRing per core; each live entry holds the original packet (zero copy) plus
 //           its header length, unsliced tail length and original DSCP.
@@ -14,21 +14,31 @@
 // Refs:     NFSlicer §III (Figs. 3–4), §IV; shared/research/seed000_nfslicer.md §2, §7.
 //
 // Theory of operation
-//  Slice (split): a parsed IPv4/IPv6 TCP/UDP non-fragment frame longer than thr probes its core's
-//  ring (the index advances once per such packet). Claimed: the host gets a new header packet =
-//  headers + 8-byte token + the payload bytes past slice_bytes (referenced, not copied), with
-//  DSCP 63; the original frame waits in the entry untouched. Busy: sent whole. Frames <= thr,
-//  other IP packets and non-IP frames are sent whole and never probe the ring. A whole IP packet
-//  that already carries DSCP 63 gets the escape token inserted after its L4 header (headers move
-//  into headroom; payload never moves), so "DSCP 63" on the way back always means "token here".
-//  Splice (merge): DSCP != 63 (or not parsable IP) ⇒ forwarded unchanged. Else the token after
-//  the L4 header is read: escape ⇒ stripped, forwarded; a ring token ⇒ core, index, generation
-//  checked against a live entry; only then are the returned headers (the NF may have rewritten
-//  them, or changed their length) written onto the waiting original, the original DSCP restored
-//  (ECN kept, IPv4 checksum patched) and the header packet freed. Anything else is counted and
-//  dropped — never spliced onto another packet's payload.
+//  Slice (split): a parsed IPv4/IPv6 TCP/UDP non-fragment frame longer than thr, whose header
+//  packet would be shorter than its IP header says, probes its core's ring (the index advances
+//  once per such packet). Claimed: the host gets a new header packet = headers + 8-byte token +
+//  the payload bytes past slice_bytes (referenced, not copied), with DSCP 63; the original frame
+//  waits in the entry untouched. Busy: sent whole. Everything else goes whole and never probes
+//  the ring. A whole TCP/UDP packet that could be read as carrying a token on its way back
+//  (carries_token: shorter than its IP length says — a truncated capture, a crafted length — or
+//  L4 payload starting with the escape token) gets the escape token inserted after its L4
+//  header (headers move into headroom; the payload never moves). Nothing else is ever escaped:
+//  not DSCP 63 (it means nothing to the splice side), not other protocols (ICMP: a NAT reads
+//  the header an ICMP error quotes right after the ICMP header).
+//  Splice (merge): carries_token() false ⇒ forwarded unchanged, whatever its DSCP. Else the
+//  token is read: escape ⇒ stripped, forwarded; a ring token ⇒ core, index, generation checked
+//  against a live entry; only then are the returned headers (the NF may have rewritten them, or
+//  changed their length) written onto the waiting original, the original DSCP restored if the
+//  header still carries the mark (ECN kept, IPv4 checksum patched; an NF's re-marking wins) and
+//  the header packet freed. Anything else is counted and dropped — never spliced onto another
+//  packet's payload. The DSCP mark tells the host which packets are sliced (the paper's
+//  contract, for TCP/UDP); the splice side never trusts it, so wire DSCP 63 and NFs that
+//  re-mark (a meter) cannot make it read a token that is not there, nor miss one that is.
+//  Generations: a keyed permutation of the core's insert counter (keyed_perm.h), the key drawn
+//  from the run's secret and the core, so tokens cannot be predicted (docs/security.md).
 //  Lengths: IP/UDP length fields are never rewritten, so the NF sees the original lengths.
-//  NF contract: keep DSCP 63 on sliced packets and do not edit bytes after the token.
+//  NF contract: do not change a packet's length or the bytes from its L4 payload on (the token
+//  and what follows it).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -37,10 +47,10 @@
 #include <vector>
 
 #include "core/bytes.h"
-#include "core/flow_key.h"  // mix64
 #include "core/parse.h"
 #include "park/buffer_ops.h"
 #include "park/emitter.h"
+#include "park/secret.h"
 #include "park/slicer_counters.h"
 #include "park/slicer_ring.h"
 #include "park/slicer_token.h"
@@ -54,7 +64,7 @@ struct SlicerConfig {
   uint8_t ttl = 10;           // wrap-arounds an entry survives
   uint8_t cores = 1;          // per-core rings; core ids 0..cores-1
   uint8_t dscp = kSliceDscp;  // the mark
-  uint64_t seed = 0;          // generation scrambler key
+  Key128 key{};               // generations' key (a run draws it from its secret)
 };
 // An error message naming the field and the fix, or nullopt when the config is usable.
 std::optional<std::string> check(const SlicerConfig& c);
@@ -67,9 +77,9 @@ class Slicer {
   using Handle = typename B::Handle;
   struct Entry {
     Handle pkt;
-    uint16_t hdr_len;   // bytes before the token in the header packet, at slice time
-    uint16_t tail_len;  // unsliced payload bytes that travel after the token
-    uint8_t dscp;       // original DSCP, restored at splice
+    uint16_t hdr_len;         // bytes before the token in the header packet, at slice time
+    uint16_t tail_len;        // unsliced payload bytes that travel after the token
+    uint8_t dscp;             // original DSCP, restored at splice
     typename B::Lent lent{};  // how the engine lent pkt to the header packet, if it did
   };
 
@@ -78,7 +88,8 @@ class Slicer {
     for (uint8_t k = 0; k < cores; ++k)
       rings_.push_back(std::make_unique<SliceRing<Entry>>(
           uint32_t(1) << layout_.index_bits(), cfg_.ttl,
-          GenerationScrambler(layout_.generation_bits(), mix64(c.seed + k))));
+          KeyedPermutation(layout_.generation_bits(),
+                           derive_key(c.key, "core " + std::to_string(k)))));
   }
 
   const SlicerConfig& config() const { return cfg_; }
@@ -103,7 +114,10 @@ class Slicer {
     }
     const uint8_t dscp = read_dscp(d, L);
     if (try_slice(pkt, core, L, dscp, to_host)) return;
-    if (dscp == cfg_.dscp) {  // whole packet that looks marked: escape it
+    // Whole. Escaped when the way back would read a token here (carries_token); DSCP plays no
+    // part, and other protocols never match (ICMP: a NAT reads the header an ICMP error quotes
+    // right after the ICMP header).
+    if (carries_token(d, B::head_len(pkt), B::pkt_len(pkt), L)) {
       uint8_t* gap = B::open_gap(pkt, L.payload_off, kTokenBytes);
       if (!gap) {
         ++ctr_.split_no_headroom;
@@ -121,22 +135,12 @@ class Slicer {
     uint8_t* d = B::data(h);
     const uint32_t head = B::head_len(h);
     const PacketLayout L = parse_packet(d, head);
-    // A packet is ours if it carries the mark — or if an NF re-marked it (a meter colouring it,
-    // say) but it is still shorter than its IP header says (its payload is here) or still
-    // carries the escape token it left with. The NF's new DSCP then wins over the original.
-    const uint32_t at = L.payload_off;
-    const bool ip = L.ok() && L.ip_version != 0;
-    const bool marked = ip && read_dscp(d, L) == cfg_.dscp;
-    const bool remarked_short = ip && !marked && B::pkt_len(h) < L.ip_end;
-    const bool remarked_escaped = ip && !marked && at + kTokenBytes <= head &&
-                                  B::pkt_len(h) == L.ip_end + kTokenBytes &&
-                                  load_be64(d + at) == kEscapeToken;
-    if (!marked && !remarked_short && !remarked_escaped) {
+    if (!carries_token(d, head, B::pkt_len(h), L)) {  // never read from a packet not ours
       ++ctr_.passed;
       to_wire.push(h);
       return;
     }
-    if (at + kTokenBytes > head) return drop(h, ctr_.drop_bad_token);
+    const uint32_t at = L.payload_off;
     const uint64_t tok = load_be64(d + at);
     if (tok == kEscapeToken) {
       B::close_gap(h, at, kTokenBytes);
@@ -155,12 +159,15 @@ class Slicer {
           h, why == SliceRing<Entry>::Lookup::kEmpty ? ctr_.drop_expired : ctr_.drop_generation);
     }
     if (B::pkt_len(h) < at + kTokenBytes + e->tail_len) return drop(h, ctr_.drop_bad_length);
+    const bool marked = read_dscp(d, L) == cfg_.dscp;  // before rejoin consumes h
     Entry taken = *e;
     const Rejoin r = B::rejoin(taken.pkt, taken.hdr_len, taken.lent, h, at);
     if (r == Rejoin::kLent) return drop(h, ctr_.drop_duplicate);  // see PayloadPark::merge
     ring.erase(idx);
     if (r == Rejoin::kNoRoom) return drop(taken.pkt, ctr_.merge_no_headroom);
-    if (marked) write_dscp(B::data(taken.pkt), L, taken.dscp);  // headers copied: same offsets
+    // Headers copied: same offsets. The mark means "sliced": the original DSCP comes back; an
+    // NF that re-marked the packet (a meter) keeps its own.
+    if (marked) write_dscp(B::data(taken.pkt), L, taken.dscp);
     ++ctr_.spliced;
     to_wire.push(taken.pkt);
   }
@@ -183,7 +190,7 @@ class Slicer {
       ++ctr_.unsliced_small;
       return false;
     }
-    if (!L.has_ports() || L.fragment) {  // TCP/UDP, unfragmented (as PayloadPark's taggable)
+    if (!token_eligible(L)) {  // TCP/UDP, unfragmented (as PayloadPark's taggable)
       ++ctr_.unsliced_ineligible;
       return false;
     }
@@ -194,6 +201,14 @@ class Slicer {
     const uint32_t rest = len - hdr;
     const uint32_t cut = cfg_.slice_bytes ? std::min(cfg_.slice_bytes, rest) : rest;
     const uint32_t tail = rest - cut;
+    if (tail > 0xFFFF || hdr > 0xFFFF) {  // Entry keeps both in 16 bits
+      ++ctr_.unsliced_large;
+      return false;
+    }
+    if (hdr + kTokenBytes + tail >= L.ip_end) {  // the header packet must be short (see merge):
+      ++ctr_.unsliced_small;                     // too little payload, or a long trailer
+      return false;
+    }
     SliceRing<Entry>& ring = *rings_[core];
     auto p = ring.probe(Entry{pkt, uint16_t(hdr), uint16_t(tail), dscp});
     if (p.expired) {

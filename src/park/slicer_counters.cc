@@ -11,6 +11,7 @@ void SlicerCounters::report(const CounterSink& s) const {
   s("unsliced_busy", unsliced_busy);
   s("unsliced_no_buffer", unsliced_no_buffer);
   s("unsliced_bad_core", unsliced_bad_core);
+  s("unsliced_large", unsliced_large);
   s("escaped", escaped);
   s("expired", expired);
   s("split_no_headroom", split_no_headroom);

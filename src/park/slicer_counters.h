@@ -18,15 +18,18 @@ struct SlicerCounters {
   uint64_t unsliced_busy = 0;        // entry at the index still live (its TTL was decremented)
   uint64_t unsliced_no_buffer = 0;   // no buffer for the header packet: sent whole
   uint64_t unsliced_bad_core = 0;    // core id >= configured cores: sent whole (engine bug)
-  uint64_t escaped = 0;              // unsliced wire packet with DSCP 63: escape token added
+  uint64_t unsliced_large = 0;       // unsliced tail above 65535 B (16-bit entry field): whole
+  uint64_t escaped = 0;              // whole TCP/UDP packet that could pass for a sliced one
+                                     // (shorter than its IP length, payload starting with the
+                                     // escape token) or with DSCP 63: escape token added
   uint64_t expired = 0;              // entries discarded when their TTL reached 0 (paper §III-D)
   uint64_t split_no_headroom = 0;    // no headroom to insert the escape token: dropped
   // Splice (host -> wire)
   uint64_t returned = 0;           // packets into merge()
   uint64_t spliced = 0;            // payload re-attached, DSCP restored
-  uint64_t passed = 0;             // DSCP != 63 (or not parsable IP): forwarded unchanged
+  uint64_t passed = 0;             // no token (carries_token false): forwarded unchanged
   uint64_t unescaped = 0;          // escape token stripped, forwarded
-  uint64_t drop_bad_token = 0;     // DSCP 63 but token cut short or naming no configured core
+  uint64_t drop_bad_token = 0;     // token naming no configured core (forged or corrupted)
   uint64_t drop_expired = 0;       // entry empty: expired by TTL, already spliced, or forged
   uint64_t drop_generation = 0;    // entry live with another generation: reused or forged
   uint64_t drop_bad_length = 0;    // header packet shorter than header + token + unsliced tail

@@ -16,7 +16,7 @@
 //  - find()/erase() at splice: a token matches only if the entry is live and its generation is
 //    equal; success clears the ttl only, as the emulation does (the paper's text resets the
 //    whole entry; with ttl checked first the stale generation can never match either way).
-//  - Generations come from a per-core insert counter through a keyed bijection, so they are
+//  - Generations come from a per-core insert counter through a keyed permutation, so they are
 //    unique per core for 2^(56 - log2 N) inserts (>= 2^32): a stale token can never match.
 #pragma once
 #include <cstdint>
@@ -39,7 +39,7 @@ class SliceRing {
   enum class Lookup : uint8_t { kOk, kEmpty, kGeneration };
 
   // entries: a power of two <= 2^kMaxIndexBits; ttl_init >= 1.
-  SliceRing(uint32_t entries, uint8_t ttl_init, const GenerationScrambler& scramble)
+  SliceRing(uint32_t entries, uint8_t ttl_init, const KeyedPermutation& scramble)
       : meta_(entries),
         payloads_(entries),
         mask_(entries - 1),
@@ -122,7 +122,7 @@ class SliceRing {
   std::vector<P> payloads_;
   uint32_t mask_;
   uint8_t ttl_init_;
-  GenerationScrambler scramble_;
+  KeyedPermutation scramble_;  // generation = scramble_(insert counter)
   uint32_t idx_ = 0;
   uint64_t counter_ = 0;
   uint32_t live_ = 0;

@@ -1,30 +1,15 @@
 #include "park/slicer_token.h"
 
-#include <algorithm>
-
 #include "core/bytes.h"
 #include "core/checksum.h"
-#include "core/flow_key.h"
 
 namespace nfpark::park {
 
-GenerationScrambler::GenerationScrambler(uint32_t bits, uint64_t key)
-    : bits_(std::clamp<uint32_t>(bits, 1, 63)),
-      mask_((uint64_t(1) << bits_) - 1),
-      k0_(mix64(key ^ 0x6e66736c69636572ull)),
-      k1_(mix64(key + 0x9e3779b97f4a7c15ull)),
-      m0_(mix64(key + 2 * 0x9e3779b97f4a7c15ull) | 1),
-      m1_(mix64(key + 3 * 0x9e3779b97f4a7c15ull) | 1) {}
-
-uint64_t GenerationScrambler::operator()(uint64_t x) const {
-  const uint32_t s = std::max<uint32_t>(1, bits_ / 2);
-  x = (x ^ k0_) & mask_;
-  x = (x * m0_) & mask_;  // odd multiplier: a bijection modulo 2^bits
-  x ^= x >> s;
-  x = (x + k1_) & mask_;
-  x = (x * m1_) & mask_;
-  x ^= x >> s;
-  return x;
+bool carries_token(const uint8_t* pkt, uint32_t head, uint32_t pkt_len, const PacketLayout& L) {
+  if (!token_eligible(L)) return false;
+  const uint32_t at = L.payload_off;
+  if (at + kTokenBytes > head) return false;
+  return pkt_len < L.ip_end || load_be64(pkt + at) == kEscapeToken;
 }
 
 uint8_t read_dscp(const uint8_t* pkt, const PacketLayout& L) {
@@ -50,13 +35,11 @@ void write_dscp(uint8_t* pkt, const PacketLayout& L, uint8_t dscp) {
   ip[1] = uint8_t((ip[1] & 0x0F) | (ntc & 0x0F) << 4);
 }
 
-SliceInfo inspect_slice(const uint8_t* pkt, uint32_t len, uint32_t pkt_len, const PacketLayout& L,
-                        uint8_t mark) {
+SliceInfo inspect_slice(const uint8_t* pkt, uint32_t len, uint32_t pkt_len, const PacketLayout& L) {
   SliceInfo s;
   s.wire_len = pkt_len;
-  if (!L.ok() || L.ip_version == 0 || read_dscp(pkt, L) != mark) return s;
+  if (!carries_token(pkt, len, pkt_len, L)) return s;
   const uint32_t at = L.payload_off;
-  if (at + kTokenBytes > len) return s;  // not a token we can read: the splice side judges it
   s.token_at = at;
   if (load_be64(pkt + at) == kEscapeToken) {
     s.mark = SliceMark::kEscaped;

@@ -11,9 +11,13 @@
 //  - generation: the paper's "remaining bits", less the 8 core bits nfpark takes so a returning
 //    header finds its per-core table without symmetric RSS (a NAT changes the 5-tuple). With
 //    N <= 2^24 the generation keeps >= 32 bits.
-//  - core 255 is reserved: the *escape token* kEscapeToken, which no ring ever issues. It marks
-//    an unsliced packet that arrived from the wire already carrying DSCP 63, so the splice side
-//    strips it and forwards the packet instead of mistaking it for a sliced one.
+//  - core 255 is reserved: the *escape token* kEscapeToken, which no ring ever issues. It is
+//    put in front of the L4 payload of a whole packet that could otherwise be read as carrying
+//    a token (carries_token below) or that arrived with DSCP 63, so the splice side strips it
+//    and forwards the packet instead of mistaking it for a sliced one.
+//  - generation: P_k(per-core insert counter), P a keyed permutation (keyed_perm.h) under a key
+//    drawn from the run's secret and the core: unique per core for 2^bits inserts, and not
+//    predictable by anyone who lacks the secret, whatever tokens they saw.
 //
 // Where the token goes: the paper says the NIC "appends" the token and gives no offset; with the
 // whole payload sliced, the end of the truncated packet is the byte after the L4 header, so
@@ -28,6 +32,7 @@
 #include <cstdint>
 
 #include "core/parse.h"
+#include "park/keyed_perm.h"
 
 namespace nfpark::park {
 
@@ -56,20 +61,19 @@ class TokenLayout {
   uint32_t index_bits_;
 };
 
-// A keyed bijection on `bits`-bit values (xor/add key, odd multiply, xorshift — each invertible
-// modulo 2^bits). Generation = scramble(per-core insert counter): every insert gets a value never
-// seen before on that core for 2^bits inserts (as the paper's per-entry counter), but a host that
-// saw one token cannot predict the next entry's generation, and the same counter maps to
-// different values on different cores. Obfuscation, not a MAC: see docs/nfslicer_nicmem.md.
-class GenerationScrambler {
- public:
-  GenerationScrambler(uint32_t bits, uint64_t key);
-  uint64_t operator()(uint64_t counter) const;
-
- private:
-  uint32_t bits_;
-  uint64_t mask_, k0_, k1_, m0_, m1_;
-};
+// Which packets carry a token after their L4 header on the way back from the host: a sliced
+// header packet (ring token) or an escaped whole packet (kEscapeToken). Decided only from what
+// the slicer itself controls, never from the DSCP (an NF may re-mark it, and wire traffic may
+// carry any): an unfragmented IPv4/IPv6 TCP/UDP packet with 8 bytes after its L4 header in its
+// first segment (`head` bytes), that is either shorter than its IP header says (`pkt_len` <
+// ip_end: every sliced header packet is, by construction) or starts its L4 payload with the
+// escape token. split() escapes every packet it sends whole for which this holds — truncated
+// captures, crafted lengths, payloads that begin like an escape — so nothing it did not slice
+// or escape ever satisfies it, and an attacker's bytes are never read as a token.
+inline bool token_eligible(const PacketLayout& L) {
+  return L.ok() && L.ip_version != 0 && L.has_ports() && !L.fragment;
+}
+bool carries_token(const uint8_t* pkt, uint32_t head, uint32_t pkt_len, const PacketLayout& L);
 
 // DSCP of an IP packet (layout.ip_version 4 or 6, header present).
 uint8_t read_dscp(const uint8_t* pkt, const PacketLayout& L);
@@ -83,10 +87,10 @@ struct SliceInfo {
   uint32_t token_at = 0;  // offset of the token, 0 when plain
   uint32_t wire_len = 0;  // the frame's length on the wire (what meters should count)
 };
-// `len`: contiguous bytes at pkt; `pkt_len`: the whole buffer. A sliced packet's IP length
+// `len`: contiguous bytes at pkt; `pkt_len`: the whole buffer. The same rule as the splice side
+// (carries_token), so the NF server and the slicer never disagree. A sliced packet's IP length
 // fields are never rewritten, so wire_len = ip_end (Ethernet trailer bytes are not counted);
 // an escaped packet is 8 bytes longer than on the wire.
-SliceInfo inspect_slice(const uint8_t* pkt, uint32_t len, uint32_t pkt_len, const PacketLayout& L,
-                        uint8_t mark = kSliceDscp);
+SliceInfo inspect_slice(const uint8_t* pkt, uint32_t len, uint32_t pkt_len, const PacketLayout& L);
 
 }  // namespace nfpark::park

@@ -5,6 +5,7 @@
 
 #include "core/bytes.h"
 #include "core/checksum.h"
+#include "park/secret.h"
 
 namespace nfpark::park {
 
@@ -22,35 +23,19 @@ std::string_view to_string(TagFormat f) {
 }
 
 namespace {
-inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 inline uint64_t le64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
-  return v;  // x86 is little-endian; SipHash reads little-endian words
+  return v;  // x86 is little-endian
 }
+// The derived key of the 7-byte format's clock permutation: the MAC key itself stays the
+// check's.
+constexpr std::string_view kLabelClock = "nfpark/payloadpark-7B-clock";
 }  // namespace
 
-uint64_t siphash24(const std::array<uint8_t, 16>& key, const uint8_t* in, size_t len) {
-  uint64_t k0 = le64(key.data()), k1 = le64(key.data() + 8);
-  uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-  uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-  auto round = [&] {
-    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
-    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
-    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
-    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
-  };
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    uint64_t m = le64(in + i);
-    v3 ^= m; round(); round(); v0 ^= m;
-  }
-  uint64_t b = uint64_t(len) << 56;
-  for (size_t j = 0; i + j < len; ++j) b |= uint64_t(in[i + j]) << (8 * j);
-  v3 ^= b; round(); round(); v0 ^= b;
-  v2 ^= 0xff;
-  round(); round(); round(); round();
-  return v0 ^ v1 ^ v2 ^ v3;
+TagCodec::TagCodec(TagFormat f, std::optional<Key128> key)
+    : format_(f), keyed_(key.has_value()), sip_(key ? SipKey::from(*key) : SipKey{}) {
+  if (keyed_ && f == TagFormat::kPayloadPark) clock_.emplace(16, derive_key(*key, kLabelClock));
 }
 
 uint32_t crc32c(const uint8_t* d, size_t len, uint32_t crc) {
@@ -72,7 +57,13 @@ uint64_t TagCodec::check_slow(uint64_t w0, uint64_t w1) const {
   uint8_t b[16];
   std::memcpy(b, &w0, 8);
   std::memcpy(b + 8, &w1, 8);
-  return key_ ? siphash24(*key_, b, 16) : crc32c(b, 16);
+  return crc32c(b, 16);
+}
+
+uint16_t TagCodec::check7(bool parked, uint8_t slice, uint16_t index, uint16_t clock) const {
+  const uint64_t m = uint64_t(0x7B) << 56 | uint64_t(slice) << 40 | uint64_t(parked) << 32 |
+                     uint64_t(index) << 16 | clock;
+  return uint16_t(sip24_1(sip_, m));
 }
 
 void TagCodec::encode_payloadpark(const ParkTag& t, uint8_t* o) const {
@@ -82,13 +73,19 @@ void TagCodec::encode_payloadpark(const ParkTag& t, uint8_t* o) const {
     return;
   }
   store_be16(o + 3, uint16_t(t.index));
+  if (keyed_) {
+    const uint16_t clock = uint16_t((*clock_)(t.generation & 0xFFFF));
+    store_be16(o + 5, clock);
+    store_be16(o + 1, check7(true, t.slice, uint16_t(t.index), clock));
+    return;
+  }
   store_be16(o + 5, uint16_t(t.generation));
   uint32_t s = uint32_t(o[0] & 0x80) << 8;
   s = csum_partial(o + 3, 4, s);
   store_be16(o + 1, csum_finish(s));
 }
 
-TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
+TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t, uint8_t slice) const {
   if (avail < size()) return TagError::kShort;
   t = ParkTag{};
   if (format_ == TagFormat::kNfpark) {
@@ -107,6 +104,10 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
     }
     return TagError::kNone;
   }
+  return decode_payloadpark(in, t, slice);
+}
+
+TagError TagCodec::decode_payloadpark(const uint8_t* in, ParkTag& t, uint8_t slice) const {
   if (in[0] & 0x3F) return TagError::kMagic;  // unused bits must be zero
   if (!(in[0] & 0x80)) {  // ENB=0: nothing parked, the rest of the header is zero
     for (int i = 1; i < 7; ++i)
@@ -114,19 +115,28 @@ TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t) const {
     t.drop = in[0] & 0x40;
     return TagError::kNone;
   }
-  uint32_t s = uint32_t(in[0] & 0x80) << 8;
-  s = csum_partial(in + 3, 4, s);
-  if (csum_finish(s) != load_be16(in + 1)) return TagError::kCheck;
-  t.parked = in[0] & 0x80;
+  const uint16_t index = load_be16(in + 3), clock = load_be16(in + 5);
+  if (keyed_) {
+    if (check7(true, slice, index, clock) != load_be16(in + 1)) return TagError::kCheck;
+    t.generation = uint32_t(clock_->inverse(clock));
+  } else {
+    uint32_t s = uint32_t(in[0] & 0x80) << 8;
+    s = csum_partial(in + 3, 4, s);
+    if (csum_finish(s) != load_be16(in + 1)) return TagError::kCheck;
+    t.generation = clock;
+  }
+  t.parked = true;
   t.drop = in[0] & 0x40;
-  t.index = load_be16(in + 3);
-  t.generation = load_be16(in + 5);
+  t.slice = slice;
+  t.index = index;
   return TagError::kNone;
 }
 
 void TagCodec::set_drop(uint8_t* tag, TagFormat f) {
-  if (f == TagFormat::kNfpark) tag[1] |= kFlagDrop;
-  else tag[0] |= 0x40;
+  if (f == TagFormat::kNfpark)
+    tag[1] |= kFlagDrop;
+  else
+    tag[0] |= 0x40;
 }
 
 }  // namespace nfpark::park

@@ -9,19 +9,36 @@
 //    2      slice (NF server)            3  reserved, 0
 //    4..7   slot index (be32)            8..11  generation (be32)
 //    12..13 original frame length (be16) 14..15 parked byte count (be16)
-//    16..23 check: SipHash-2-4 under the configured key (keyed), else CRC-32C, over bytes 0..15
+//    16..23 check: SipHash-2-4 MAC under the codec's key (keyed), else CRC-32C, over bytes 0..15
 //           with the drop flag cleared — so an NF may set "drop" without knowing the key, and
 //           any other change (index, generation, slice, lengths) is detected.
 //
-//  payloadpark (7 bytes, byte-compatible with the P4 code's pp_h + tag + clock):
-//    0      ENB(bit 7) | OP(bit 6) | 6 unused bits
-//    1..2   16-bit ones'-complement checksum over bytes 0 (OP masked), 3..6
-//    3..4   table index (be16)           5..6   clock / generation (be16)
+//  payloadpark (7 bytes, the P4 code's pp_h + tag + clock, field for field):
+//    0      ENB(bit 7) | OP(bit 6) | 6 unused bits (zero)
+//    1..2   check              3..4 table index (be16)            5..6 clock / generation (be16)
 //    With ENB=0 all seven bytes are zero except OP, as the P4 code emits them.
-//    (The P4 code sets the checksum but never checks it; nfpark checks it.)
+//    Keyed (every run): check = the low 16 bits of SipHash-2-4 over (slice, ENB, index, wire
+//    clock), and the wire clock = P(generation), P a keyed permutation of 16-bit values
+//    (keyed_perm.h): a forger who saw any number of tags can predict neither the next clock nor
+//    a check. Unkeyed (unit tests, interop with the P4 code's own tags): the P4 code's
+//    ones'-complement checksum over byte 0 (OP masked) and bytes 3..6, clock as is. (The P4 code
+//    sets the checksum but never checks it; nfpark checks either form.) 16 bits of check are a
+//    weak MAC alone (a blind forger succeeds once in 2^16 tries) — see docs/security.md for what
+//    else a forged 7-byte tag must match.
 //
 // A tag that fails its check, has the wrong magic/version, names another slice, or is cut short
 // is rejected by decode(): the merge side counts and drops it and never touches a slot.
+//
+// API (stable; the fuzz targets drive it):
+//   TagCodec(format, key)    key: 16 bytes (keyed: what every run uses, from --tag-key or the
+//                            run's secret) or nullopt (unkeyed: CRC-32C / ones' complement)
+//   size()                   24 or 7 bytes
+//   encode(tag, out)         writes size() bytes; the 7-byte format keys its check with tag.slice
+//   decode(in, avail, tag, slice)  kNone or why not; `slice` is the NF server the packet came
+//                            back from (the 7-byte format has no slice field: it is checked
+//                            through the MAC; the nfpark format carries it, the caller compares)
+//   peek(in, tag)            nfpark format: the fields without the check (see below)
+//   set_drop(tag, format)    sets OP in place; the tag stays valid
 #pragma once
 #include <array>
 #include <cstdint>
@@ -29,23 +46,30 @@
 #include <optional>
 #include <string_view>
 
+#include "park/keyed_perm.h"
+#include "park/siphash.h"
+
 #if defined(__SSE4_2__)
 #include <nmmintrin.h>
 #endif
 
 namespace nfpark::park {
 
+// The longest frame a tag can describe (orig_len is 16 bits): longer ones go whole.
+constexpr uint32_t kMaxTaggedFrame = 0xFFFF;
+
 enum class TagFormat : uint8_t { kNfpark, kPayloadPark };
 std::optional<TagFormat> parse_tag_format(std::string_view s);
 std::string_view to_string(TagFormat f);
 
 struct ParkTag {
-  bool parked = false;      // ENB: the payload (or its first park_len bytes) waits in a slot
-  bool drop = false;        // OP: explicit drop notification from the NF side
+  bool parked = false;  // ENB: the payload (or its first park_len bytes) waits in a slot
+  bool drop = false;    // OP: explicit drop notification from the NF side
   uint8_t slice = 0;
   uint32_t index = 0;
   uint32_t generation = 0;
-  uint16_t orig_len = 0;    // frame length before the split (nfpark format only)
+  uint16_t orig_len = 0;    // frame length before the split (nfpark format only; 16 bits, so a
+                            // frame above kMaxTaggedFrame is never parked)
   uint16_t parked_len = 0;  // bytes parked (nfpark format only)
 };
 
@@ -53,10 +77,10 @@ enum class TagError : uint8_t { kNone, kShort, kMagic, kCheck };
 
 class TagCodec {
  public:
-  // key: 16 bytes for SipHash (keyed) or nullopt for CRC-32C.
-  explicit TagCodec(TagFormat f, std::optional<std::array<uint8_t, 16>> key = std::nullopt)
-      : format_(f), key_(key) {}
+  // key: 16 bytes (keyed) or nullopt (unkeyed).
+  explicit TagCodec(TagFormat f, std::optional<Key128> key = std::nullopt);
   TagFormat format() const { return format_; }
+  bool keyed() const { return keyed_; }
   uint32_t size() const { return format_ == TagFormat::kNfpark ? 24 : 7; }
   // Largest index / generation the format can carry (+1): the store must wrap below these.
   uint64_t index_limit() const { return format_ == TagFormat::kNfpark ? (1ull << 32) : (1u << 16); }
@@ -66,7 +90,7 @@ class TagCodec {
   void encode(const ParkTag& t, uint8_t* out) const {
     if (format_ != TagFormat::kNfpark) return encode_payloadpark(t, out);
     const uint8_t flags = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) |
-                                  (t.drop ? kFlagDrop : 0) | (key_ ? kFlagKeyed : 0));
+                                  (t.drop ? kFlagDrop : 0) | (keyed_ ? kFlagKeyed : 0));
     const uint64_t w0 = uint64_t(kMagic) | uint64_t(flags) << 8 | uint64_t(t.slice) << 16 |
                         uint64_t(__builtin_bswap32(t.index)) << 32;
     const uint64_t w1 = uint64_t(__builtin_bswap32(t.generation)) |
@@ -77,7 +101,7 @@ class TagCodec {
     std::memcpy(out + 8, &w1, 8);
     std::memcpy(out + 16, &c, 8);
   }
-  TagError decode(const uint8_t* in, uint32_t avail, ParkTag& t) const;
+  TagError decode(const uint8_t* in, uint32_t avail, ParkTag& t, uint8_t slice = 0) const;
   // nfpark format only: reads the fields of a complete tag (size() bytes) without verifying its
   // check — for callers that prove the tag by other means (PayloadPark's merge fast path).
   // False unless magic, version, key flag and reserved byte are as encode() writes them.
@@ -87,7 +111,7 @@ class TagCodec {
     std::memcpy(&w1, in + 8, 8);
     const uint8_t flags = uint8_t(w0 >> 8);
     if (uint8_t(w0) != kMagic || (flags >> 4) != kVersion || uint8_t(w0 >> 24) != 0) return false;
-    if (bool(flags & kFlagKeyed) != key_.has_value()) return false;
+    if (bool(flags & kFlagKeyed) != keyed_) return false;
     t.parked = flags & kFlagParked;
     t.drop = flags & kFlagDrop;
     t.slice = uint8_t(w0 >> 16);
@@ -107,18 +131,23 @@ class TagCodec {
   // Works on registers: a byte-wise copy to a scratch buffer costs store-forwarding stalls.
   uint64_t check(uint64_t w0, uint64_t w1) const {
     w0 &= ~(uint64_t(kFlagDrop) << 8);
+    if (keyed_) return sip24_2(sip_, w0, w1);  // == siphash24 of bytes 0..15
 #if defined(__SSE4_2__)
-    if (!key_) return uint32_t(~_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, w0), w1));
-#endif
+    return uint32_t(~_mm_crc32_u64(_mm_crc32_u64(0xFFFFFFFFu, w0), w1));
+#else
     return check_slow(w0, w1);
+#endif
   }
-  uint64_t check_slow(uint64_t w0, uint64_t w1) const;  // SipHash, or CRC-32C without SSE4.2
+  uint64_t check_slow(uint64_t w0, uint64_t w1) const;  // CRC-32C without SSE4.2
   void encode_payloadpark(const ParkTag& t, uint8_t* out) const;
+  TagError decode_payloadpark(const uint8_t* in, ParkTag& t, uint8_t slice) const;
+  uint16_t check7(bool parked, uint8_t slice, uint16_t index, uint16_t wire_clock) const;
   TagFormat format_;
-  std::optional<std::array<uint8_t, 16>> key_;
+  bool keyed_;
+  SipKey sip_;                             // the MAC key (keyed only)
+  std::optional<KeyedPermutation> clock_;  // 7-byte format, keyed: generation <-> wire clock
 };
 
-uint64_t siphash24(const std::array<uint8_t, 16>& key, const uint8_t* data, size_t len);
 uint32_t crc32c(const uint8_t* data, size_t len, uint32_t crc = 0);
 
 }  // namespace nfpark::park

@@ -9,14 +9,15 @@
 #include <cstdio>
 #include <cstring>
 
+#include "trace/link_layer.h"
+
 namespace nfpark::trace {
 
 namespace {
 constexpr uint32_t kMagicUs = 0xa1b2c3d4, kMagicNs = 0xa1b23c4d;
 constexpr uint32_t kShb = 0x0A0D0D0A, kIdb = 1, kObsoletePb = 2, kSpb = 3, kEpb = 6;
 constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
-constexpr uint32_t kLinkEthernet = 1;
-constexpr uint32_t kMaxCaptured = 256 * 1024;  // larger than any frame nfpark handles
+constexpr uint32_t kMaxCaptured = kMaxFrame;  // a record above this is taken for corruption
 
 uint32_t raw32(const uint8_t* p) {
   uint32_t v;
@@ -92,9 +93,8 @@ bool TraceReader::open(const std::string& path) {
     format_ = u32(map_) == kMagicNs ? TraceFormat::kPcapNano : TraceFormat::kPcapMicro;
     if (size_ < 24)
       return fail("pcap file header truncated (" + std::to_string(size_) + " of 24 bytes)"), false;
-    uint32_t link = u32(map_ + 20) & 0x0FFFFFFF;
-    if (link != kLinkEthernet)
-      return fail("link type " + std::to_string(link) + " not supported (only Ethernet, 1)"), false;
+    link_ = u32(map_ + 20) & 0x0FFFFFFF;
+    if (!link_supported(link_)) return fail(link_refusal(link_)), false;
     pos_ = 24;
     return true;
   }
@@ -124,13 +124,28 @@ ReadStatus TraceReader::next_pcap(PacketRecord& rec) {
   if (size_ - pos_ - 16 < incl)
     return fail("packet " + std::to_string(n) + " truncated (record says " + std::to_string(incl) +
                 " bytes, " + std::to_string(size_ - pos_ - 16) + " left in the file)");
-  rec.ts =
-      Nanos(sec) * kSecond + (format_ == TraceFormat::kPcapNano ? Nanos(frac) : Nanos(frac) * 1000);
+  const bool nano = format_ == TraceFormat::kPcapNano;
+  if (frac >= (nano ? 1000000000u : 1000000u))  // a later second in disguise: a corrupt record
+    return fail("packet " + std::to_string(n) + ": timestamp fraction " + std::to_string(frac) +
+                (nano ? " ns is not below 10^9" : " us is not below 10^6") + " (corrupt file?)");
+  rec.ts = Nanos(sec) * kSecond + (nano ? Nanos(frac) : Nanos(frac) * 1000);
   rec.data = h + 16;
   rec.len = incl;
   rec.wire_len = orig < incl ? incl : orig;
   pos_ += 16 + uint64_t(incl);
   ++count_;
+  return convert(link_, rec);
+}
+
+ReadStatus TraceReader::convert(uint32_t link, PacketRecord& rec) {
+  if (link == linktype::kEthernet) return ReadStatus::kPacket;
+  if (conv_.empty()) conv_.resize(kMaxFrame);
+  uint32_t len = 0, wire = 0;
+  std::string why = to_ethernet(link, rec.data, rec.len, rec.wire_len, conv_.data(), len, wire);
+  if (!why.empty()) return fail("packet " + std::to_string(count_) + ": " + why);
+  rec.data = conv_.data();
+  rec.len = len;
+  rec.wire_len = wire;
   return ReadStatus::kPacket;
 }
 
@@ -155,11 +170,11 @@ bool TraceReader::read_idb(const uint8_t* b, uint32_t blen) {
   if (blen < 8) return fail("pcapng interface block too short"), false;
   if (n_ifaces_ == kMaxIfaces) return fail("more than 64 pcapng interfaces"), false;
   uint32_t link = u16(b);
-  if (link != kLinkEthernet)
-    return fail("pcapng interface " + std::to_string(n_ifaces_) + " has link type " +
-                std::to_string(link) + " (only Ethernet, 1, is supported)"),
-           false;
+  if (!link_supported(link))
+    return fail("pcapng interface " + std::to_string(n_ifaces_) + ": " + link_refusal(link)), false;
   Iface ifc;
+  ifc.link = link;
+  link_ = link;
   ifc.snaplen = u32(b + 4);
   for (uint32_t o = 8; o + 4 <= blen;) {
     uint16_t code = u16(b + o), len = u16(b + o + 2);
@@ -258,7 +273,7 @@ ReadStatus TraceReader::next_pcapng(PacketRecord& rec) {
     rec.len = cap;
     rec.wire_len = orig < cap ? cap : orig;
     ++count_;
-    return ReadStatus::kPacket;
+    return convert(ifaces_[iface].link, rec);
   }
 }
 

@@ -2,17 +2,21 @@
 //
 // Formats: classic pcap with microsecond (0xa1b2c3d4) or nanosecond (0xa1b23c4d) magic, in
 // either byte order; pcapng (SHB, IDB with if_tsresol/if_tsoffset, EPB, SPB, the obsolete PB;
-// unknown blocks are skipped; several sections allowed). Only Ethernet link types are accepted,
-// since every nfpark parser starts at L2.
+// unknown blocks are skipped; several sections allowed). Every nfpark parser starts at Ethernet:
+// records of other link types (Linux cooked SLL/SLL2, BSD loopback, raw IP; see link_layer.h)
+// are converted to Ethernet frames on read; any other link type is refused at open (pcapng: at
+// its interface block) with an error naming the file, the link type and the fix.
 //
-// The file is memory-mapped; a PacketRecord's `data` points into the mapping and stays valid
-// until the reader is closed or destroyed. Errors name the file and what is wrong, e.g.
+// The file is memory-mapped; an Ethernet PacketRecord's `data` points into the mapping and stays
+// valid until the reader is closed or destroyed. A converted record is built in the reader's own
+// buffer and stays valid until the next call of next(). Errors name the file and what is wrong:
 //   "x.pcap: not a pcap/pcapng file (magic 0x12345678)"
 //   "x.pcap: packet 12 truncated (record says 1514 bytes, 200 left in the file)"
 // Packets are numbered from 1, as tshark does.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/time.h"
 #include "trace/trace.h"
@@ -46,6 +50,8 @@ class TraceReader {
   TraceFormat format() const { return format_; }
   uint64_t packets_read() const { return count_; }
   uint64_t file_bytes() const { return size_; }
+  // The link type of the file (classic pcap) or of the last interface seen (pcapng).
+  uint32_t link_type() const { return link_; }
 
  private:
   ReadStatus next_pcap(PacketRecord& rec);
@@ -53,6 +59,8 @@ class TraceReader {
   bool read_shb(uint64_t at);
   bool read_idb(const uint8_t* body, uint32_t body_len);
   ReadStatus fail(const std::string& what);
+  // Converts rec (of link type `link`) to Ethernet in conv_ when it is another link type.
+  ReadStatus convert(uint32_t link, PacketRecord& rec);
   uint16_t u16(const uint8_t* p) const;
   uint32_t u32(const uint8_t* p) const;
 
@@ -61,12 +69,15 @@ class TraceReader {
   uint64_t size_ = 0, pos_ = 0, count_ = 0;
   TraceFormat format_ = TraceFormat::kPcapMicro;
   bool swap_ = false;
+  uint32_t link_ = 1;          // classic pcap: the file's link type
+  std::vector<uint8_t> conv_;  // a converted record (allocated at the first one)
   // pcapng interfaces of the current section: ticks per second (as 10^e or 2^e) and offset.
   struct Iface {
     bool pow2 = false;
     uint8_t exp = 6;
     int64_t offset_s = 0;
     uint32_t snaplen = 0;
+    uint32_t link = 1;
   };
   static constexpr int kMaxIfaces = 64;
   Iface ifaces_[kMaxIfaces];

@@ -42,16 +42,29 @@ bool PcapWriter::open(const std::string& path, Precision p) {
 }
 
 bool PcapWriter::write(Nanos ts, const uint8_t* data, uint32_t len, uint32_t wire_len) {
+  return begin(ts, len, wire_len) && append(data, len);
+}
+
+bool PcapWriter::begin(Nanos ts, uint32_t len, uint32_t wire_len) {
   if (!f_) return false;
   if (ts < 0) ts = 0;
   RecordHeader r{uint32_t(ts / kSecond),
                  uint32_t(prec_ == Precision::kNano ? ts % kSecond : (ts % kSecond) / 1000), len,
                  wire_len < len ? len : wire_len};
-  if (std::fwrite(&r, sizeof r, 1, f_) != 1 || (len && std::fwrite(data, len, 1, f_) != 1)) {
+  if (std::fwrite(&r, sizeof r, 1, f_) != 1) {
     if (error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
     return false;
   }
   ++count_;
+  return true;
+}
+
+bool PcapWriter::append(const uint8_t* data, uint32_t n) {
+  if (!f_) return false;
+  if (n && std::fwrite(data, n, 1, f_) != 1) {
+    if (error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
+    return false;
+  }
   return true;
 }
 

@@ -21,8 +21,13 @@ class PcapWriter {
   ~PcapWriter() { close(); }
 
   bool open(const std::string& path, Precision p = Precision::kNano);  // false: see error()
-  // `ts` in ns since the epoch; negative times are written as 0.
+  // `ts` in ns since the epoch; negative times are written as 0. `wire_len` below `len` is
+  // written as `len`.
   bool write(Nanos ts, const uint8_t* data, uint32_t len, uint32_t wire_len);
+  // The same in pieces, for frames held in several buffers (mbuf segments): a record header for
+  // `len` captured bytes, then append() until exactly `len` bytes were given.
+  bool begin(Nanos ts, uint32_t len, uint32_t wire_len);
+  bool append(const uint8_t* data, uint32_t n);
   bool close();  // flushes; false if any write failed
   const std::string& error() const { return error_; }
   uint64_t packets_written() const { return count_; }

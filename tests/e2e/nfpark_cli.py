@@ -17,8 +17,25 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_TRACES = REPO.parent / "shared" / "data" / "traces"
+DATA = REPO / "tests" / "data"  # captures the tests own (tests/data/README.md)
+SHARED_TRACES = DATA  # its former name, kept for older tests
 REAL_TRACES = ("tcpreplay_test.pcap", "slips_test7-malicious.pcap")
+# Every capture in tests/data (Ethernet, Linux cooked, BSD loopback, raw IP; see its README).
+DATA_TRACES = tuple(sorted(p.name for p in DATA.glob("*.pcap")))
+# The captures of other link types, converted to Ethernet on read.
+OTHER_LINK_TRACES = ("mptcp-v1.pcap", "dns-badcookie.pcap", "bgp-addpath.pcap", "babel_rtt.pcap")
+
+# Every mode and variant, as name -> (mode, extra flags) for Lab.batch.
+MODE_SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "baseline": ("baseline", ()),
+    "payloadpark": ("payloadpark", ()),
+    "payloadpark-352": ("payloadpark", ("--park-bytes", "352")),
+    "payloadpark-all": ("payloadpark", ("--park-bytes", "all")),
+    "queuemem": ("queuemem", ()),
+    "nfslicer": ("nfslicer", ()),
+    "nicmem": ("nicmem", ()),
+    "split": ("split", ()),
+}
 
 # Every mode that parks something, and the one that parks nothing.
 PARK_MODES = ("payloadpark", "nfslicer", "nicmem", "split")
@@ -78,6 +95,14 @@ def gen(out: Path, packets: int = 2000, **opts: str | int | float | bool) -> Pat
         elif value is not False:
             args += [flag, str(value)]
     ok(*args)
+    assert out.is_file() and out.stat().st_size > 24
+    return out
+
+
+def edge_trace(out: Path, seed: int = 1, flows: int = 12, packets_per_flow: int = 8) -> Path:
+    """`nfpark trace gen --kinds edge`: every frame kind (docs/traces.md "Edge trace")."""
+    ok("trace", "gen", "--kinds", "edge", "--out", str(out), "--seed", str(seed),
+       "--flows", str(flows), "--packets-per-flow", str(packets_per_flow))
     assert out.is_file() and out.stat().st_size > 24
     return out
 
@@ -162,6 +187,26 @@ def read_pcap(path: Path) -> list[Frame]:
         frames.append(Frame(sec * 1_000_000_000 + frac * mult, raw[off:off + caplen], wirelen))
         off += caplen
     return frames
+
+
+def write_pcap(path: Path, frames: Iterable[Frame]) -> Path:
+    """Writes a classic nanosecond Ethernet pcap (snaplen 262144)."""
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1))
+    for f in frames:
+        out += struct.pack("<IIII", f.ts_ns // 1_000_000_000, f.ts_ns % 1_000_000_000,
+                           len(f.data), f.wire_len)
+        out += f.data
+    path.write_bytes(bytes(out))
+    return path
+
+
+def tshark_lengths(path: Path) -> list[tuple[int, int]]:
+    """(frame.len, frame.cap_len) of every frame as tshark reads them (it must read the file)."""
+    p = subprocess.run(["tshark", "-r", str(path), "-T", "fields", "-e", "frame.len",
+                        "-e", "frame.cap_len"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, f"tshark cannot read {path}: {p.stderr}"
+    rows = [line.split("\t") for line in p.stdout.splitlines() if line]
+    return [(int(a), int(b)) for a, b in rows]
 
 
 def frame_bytes(path: Path) -> list[bytes]:

@@ -1,4 +1,4 @@
-"""Real captures (../shared/data/traces) through baseline and every parking mode.
+"""Real captures (tests/data) through baseline and every parking mode.
 
 Real traffic has what generated traces lack: ARP, ICMP, IPv6, TCP handshakes, tiny and odd
 frames, packets without ids. The parking modes must still give baseline's output exactly.
@@ -18,7 +18,7 @@ MODES = ("baseline", *cli.ALL_PARK_MODES)
 @pytest.mark.parametrize("mode", cli.ALL_PARK_MODES)
 @pytest.mark.parametrize("name", cli.REAL_TRACES)
 def test_real_capture_equals_baseline(lab: Lab, name: str, mode: str) -> None:
-    trace = cli.SHARED_TRACES / name
+    trace = cli.DATA / name
     assert trace.is_file(), f"shared trace missing: {trace}"
     runs = lab.modes(trace, CHAIN, MODES)
     base_out, base_proc = runs["baseline"]

@@ -136,7 +136,10 @@ def test_corrupted_tags_in_every_format_are_never_merged(lab: Lab, tmp_path: Pat
     check_run(trace, out, res)
     corrupted = res["faults"]["corrupted"]
     assert corrupted > 0.2 * res["packets_in"]
-    assert res["drops"]["bad_tag"] == corrupted
+    # The 7-byte tag's 16-bit MAC lets a flipped index or clock bit through once in 2^16: that
+    # tag then names no live slot (generations are unique) and is dropped as a late header.
+    late = res["drops"].get("premature_eviction", 0) if "payloadpark" in fmt else 0
+    assert res["drops"]["bad_tag"] + late == corrupted
     assert res["packets_out"] == res["packets_in"] - corrupted
 
 

@@ -86,7 +86,7 @@ def test_reorder_of_a_file_against_itself(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", cli.REAL_TRACES)
 def test_real_captures_are_readable(name: str) -> None:
-    path = cli.SHARED_TRACES / name
+    path = cli.DATA / name
     assert path.is_file(), f"shared trace missing: {path}"
     expected = {"tcpreplay_test.pcap": (179, 386), "slips_test7-malicious.pcap": (2000, 153)}
     packets, mean = expected[name]

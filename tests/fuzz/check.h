@@ -18,8 +18,6 @@ namespace nfpark::fuzz {
 
 // Findings reported to the lead, fixed on other branches (docs/testing.md, "Open findings").
 inline constexpr std::string_view kOpenFindings[] = {
-    "slicer_not_own",     // secure: NFSlicer reads a token in ordinary traffic (issue 13/14)
-    "slicer_foreign",     // secure: ... and splices another flow's payload under it (issue 14)
     "qmem_order",         // qmem: QUEUE-MEM reorders a flow's packets (issue 13)
     "qmem_loss",          // qmem: QUEUE-MEM loses payloads without a fault (issue 14)
     "qmem_balance",       // qmem: a reassigned header-array entry counts one packet twice

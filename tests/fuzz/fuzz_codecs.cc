@@ -1,7 +1,9 @@
 // Fuzz target `codecs`: every tag and token codec. The first byte picks the codec:
 //   0 nfpark tag, CRC-32C check      1 nfpark tag, SipHash-2-4 MAC under a key
-//   2 PayloadPark's 7-byte tag       3 QUEUE-MEM's tag (the codec QueueMem builds for itself)
-//   4 NFSlicer's token layout and generation scrambler
+//   2 PayloadPark's 7-byte tag, the P4 code's checksum (unkeyed)
+//   3 QUEUE-MEM's tag (the codec QueueMem builds for itself, keyed or not)
+//   4 NFSlicer's token layout and its keyed generations (KeyedPermutation, 2..64 bits)
+//   5 PayloadPark's 7-byte tag, keyed (16-bit MAC, keyed clock) — what every run uses
 // then the rest drives it: bytes to decode, fields to encode, a bit to flip, keys.
 //
 // Properties (tags):
@@ -11,11 +13,13 @@
 //  - decode() of fewer bytes than the tag is kShort; decode(encode(t)) == t for every field the
 //    format carries;
 //  - any single bit flipped in an encoded tag is rejected, except the drop flag (an NF may set
-//    it without the key), which keeps every other field;
-//  - keyed: a tag encoded under one key is rejected under another, and keyed and unkeyed tags
-//    never accept each other; peek() reads what decode() reads.
-// Properties (token): make/core/index/generation round trip for every index width; the
-// scrambler is a bijection on its bits; no ring token equals the escape token.
+//    it without the key), which keeps every other field (the keyed 7-byte tag: its 16-bit MAC
+//    lets one flip in 2^16 through, so only the flag byte's flips are checked there);
+//  - nfpark tags: a tag encoded under one key is rejected under another, and keyed and unkeyed
+//    tags never accept each other; peek() reads what decode() reads.
+// Properties (token): make/core/index/generation round trip for every index width; the keyed
+// permutation is a bijection on its bits (inverse(p(x)) == x); no ring token is the escape
+// token.
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +27,7 @@
 
 #include "fuzz/check.h"
 #include "fuzz/input.h"
+#include "park/keyed_perm.h"
 #include "park/queue_mem.h"
 #include "park/slicer_token.h"
 #include "park/tag.h"
@@ -43,12 +48,13 @@ Key key_from(Input& in) {
   return k;
 }
 
-ParkTag tag_from(Input& in, TagFormat f) {
+ParkTag tag_from(Input& in, TagFormat f, uint8_t slice) {
   ParkTag t;
   t.parked = in.flag();
   t.drop = in.flag();
   if (f == TagFormat::kPayloadPark) {
     if (t.parked) {
+      t.slice = slice;  // not on the wire: the link it comes back on, bound by the MAC
       t.index = in.u16();
       t.generation = in.u16();
     }
@@ -78,11 +84,14 @@ void check_tag_codec(const TagCodec& c, Input& in, const std::optional<Key>& key
   const uint32_t size = c.size();
   FUZZ_CHECK(size == (f == TagFormat::kNfpark ? 24u : 7u), "tag size %u", size);
 
+  const uint8_t slice = in.u8();  // the NF link a packet comes back on
+  const bool weak = f == TagFormat::kPayloadPark && c.keyed();  // a 16-bit MAC
+
   // 1. Arbitrary bytes: accepted only if canonical.
   const uint32_t avail = in.range(0, size + 8);
   std::vector<uint8_t> raw = in.bytes(avail);
   ParkTag t;
-  const TagError e = c.decode(raw.data(), avail, t);
+  const TagError e = c.decode(raw.data(), avail, t, slice);
   if (avail < size) FUZZ_CHECK(e == TagError::kShort, "short input accepted (%u bytes)", avail);
   if (e == TagError::kNone) {
     uint8_t re[24];
@@ -96,11 +105,11 @@ void check_tag_codec(const TagCodec& c, Input& in, const std::optional<Key>& key
   }
 
   // 2. Round trip.
-  const ParkTag want = tag_from(in, f);
+  const ParkTag want = tag_from(in, f, slice);
   uint8_t enc[24];
   c.encode(want, enc);
   ParkTag got;
-  FUZZ_CHECK(c.decode(enc, size, got) == TagError::kNone, "own tag rejected");
+  FUZZ_CHECK(c.decode(enc, size, got, slice) == TagError::kNone, "own tag rejected");
   FUZZ_CHECK(same(got, want), "round trip changed the tag");
 
   // 3. One bit flipped: rejected, unless it is the drop flag.
@@ -109,12 +118,12 @@ void check_tag_codec(const TagCodec& c, Input& in, const std::optional<Key>& key
   std::memcpy(flipped, enc, size);
   flipped[bit / 8] ^= uint8_t(1u << (bit % 8));
   const auto [db, dm] = drop_bit(f);
-  const TagError fe = c.decode(flipped, size, got);
+  const TagError fe = c.decode(flipped, size, got, slice);
   if (bit / 8 == db && (1u << (bit % 8)) == dm) {
     FUZZ_CHECK(fe == TagError::kNone && got.drop != want.drop, "drop flag flip not accepted");
     got.drop = want.drop;
     FUZZ_CHECK(same(got, want), "drop flag flip changed another field");
-  } else {
+  } else if (!weak || bit < 8) {
     FUZZ_CHECK(fe != TagError::kNone, "bit %u flipped and still accepted (format %u)", bit,
                unsigned(f));
   }
@@ -122,7 +131,8 @@ void check_tag_codec(const TagCodec& c, Input& in, const std::optional<Key>& key
   // 4. set_drop: valid, drop set, nothing else changed.
   std::memcpy(flipped, enc, size);
   TagCodec::set_drop(flipped, f);
-  FUZZ_CHECK(c.decode(flipped, size, got) == TagError::kNone && got.drop, "set_drop broke it");
+  FUZZ_CHECK(c.decode(flipped, size, got, slice) == TagError::kNone && got.drop,
+             "set_drop broke it");
   got.drop = want.drop;
   FUZZ_CHECK(same(got, want), "set_drop changed another field");
 
@@ -155,13 +165,16 @@ void check_token(Input& in) {
       "token round trip (bits %u)", bits);
   FUZZ_CHECK(tok != park::kEscapeToken, "a ring token equals the escape token");
 
-  // The scrambler: a bijection on `sbits` bits (distinct counters, distinct generations).
-  const uint32_t sbits = in.range(1, 63);
-  const park::GenerationScrambler s(sbits, in.u64());
-  const uint64_t mask = (uint64_t(1) << sbits) - 1;
-  const uint64_t a = in.u64() & mask, b = in.u64() & mask;
-  FUZZ_CHECK(s(a) <= mask && s(b) <= mask, "scrambled value wider than %u bits", sbits);
-  if (a != b) FUZZ_CHECK(s(a) != s(b), "scrambler collision at %u bits", sbits);
+  // The keyed permutation behind generations: a bijection on `pbits` bits.
+  const uint32_t pbits = in.range(2, 64);
+  Key key;
+  in.fill(key.data(), key.size());
+  const park::KeyedPermutation p(pbits, key);
+  const uint64_t mask = pbits == 64 ? ~uint64_t(0) : (uint64_t(1) << pbits) - 1;
+  const uint64_t x = in.u64() & mask;
+  const uint64_t y = p(x);
+  FUZZ_CHECK(y <= mask, "permuted value wider than %u bits", pbits);
+  FUZZ_CHECK(p.inverse(y) == x, "inverse(p(x)) != x at %u bits", pbits);
 }
 
 }  // namespace
@@ -171,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nfpark;
   using namespace nfpark::fuzz;
   Input in(data, size);
-  switch (in.u8() % 5) {
+  switch (in.u8() % 6) {
     case 0:
       check_tag_codec(park::TagCodec(park::TagFormat::kNfpark), in, std::nullopt);
       break;
@@ -193,6 +206,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       qc.key = k;
       park::QueueMem<park::testing::VecBuffer> qm(qc);
       check_tag_codec(qm.codec(), in, k);
+      break;
+    }
+    case 5: {
+      const Key k = key_from(in);
+      check_tag_codec(park::TagCodec(park::TagFormat::kPayloadPark, k), in, k);
       break;
     }
     default:

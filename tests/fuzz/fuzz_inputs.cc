@@ -98,7 +98,7 @@ void check_frame(const uint8_t* d, size_t n, uint8_t knob) {
   check_layout(f.p.get(), len, L);
   // The frame may be the first segment of a longer packet (pkt_len >= len).
   const uint32_t pkt_len = len + (knob & 0x7F);
-  const park::SliceInfo s = park::inspect_slice(f.p.get(), len, pkt_len, L, knob & 0x3F);
+  const park::SliceInfo s = park::inspect_slice(f.p.get(), len, pkt_len, L);
   if (s.mark != park::SliceMark::kPlain) {
     FUZZ_CHECK(s.token_at && s.token_at + park::kTokenBytes <= len, "token at %u of %u", s.token_at,
                len);

@@ -46,13 +46,8 @@ void check_rejoin(const ModeHarness& h, const TPkt& parked, const TPkt& r, uint3
     bool own = r.kind != Kind::kFrame && r.id == parked.id;
     for (uint32_t i = at; i < at + ts; ++i)
       own &= r.from[i].src == Src::kTag && r.from[i].id == parked.id;
-    if (h.mode->slicer())
-      FUZZ_KNOWN("slicer_foreign", own,
-                 "payload of frame %u spliced under %s %u (not its own header packet)", parked.id,
-                 r.kind == Kind::kFrame ? "traffic frame" : "a packet of frame", r.id);
-    else
-      FUZZ_CHECK(own, "payload of frame %u merged under %s %u (not its own header packet)",
-                 parked.id, r.kind == Kind::kFrame ? "traffic frame" : "a packet of frame", r.id);
+    FUZZ_CHECK(own, "payload of frame %u merged under %s %u (not its own header packet)", parked.id,
+               r.kind == Kind::kFrame ? "traffic frame" : "a packet of frame", r.id);
   }
   if (h.regime == Regime::kHostile) {
     auto it = h.issued.find(parked.id);
@@ -110,19 +105,11 @@ void check_against_baseline(const ModeHarness& h) {
   const std::string mode = h.mode->name();
   if (!h.mode->by_flow()) {
     const long bad = not_subsequence(h.out, base);
-    if (h.mode->slicer()) {
-      FUZZ_KNOWN("slicer_not_own", bad < 0, "%s: output %ld is not in the baseline's order",
-                 mode.c_str(), bad);
-      if (prompt)
-        FUZZ_KNOWN("slicer_not_own", h.out == base, "%s: %zu packets out, baseline %zu",
-                   mode.c_str(), h.out.size(), base.size());
-    } else {
-      FUZZ_CHECK(bad < 0, "%s: output %ld is not in the baseline's order (%zu out, %zu base)",
-                 mode.c_str(), bad, h.out.size(), base.size());
-      if (prompt)
-        FUZZ_CHECK(h.out == base, "%s: %zu packets out, baseline %zu", mode.c_str(), h.out.size(),
-                   base.size());
-    }
+    FUZZ_CHECK(bad < 0, "%s: output %ld is not in the baseline's order (%zu out, %zu base)",
+               mode.c_str(), bad, h.out.size(), base.size());
+    if (prompt)
+      FUZZ_CHECK(h.out == base, "%s: %zu packets out, baseline %zu", mode.c_str(), h.out.size(),
+                 base.size());
     return;
   }
   // QUEUE-MEM: batches leave in their own order; each flow keeps its order.
@@ -187,23 +174,16 @@ void check_end(ModeHarness& h) {
     std::sort(base.begin(), base.end());
     for (size_t i = 0; i < h.out.size(); ++i) {
       const bool known = std::binary_search(base.begin(), base.end(), h.out[i]);
-      if (h.mode->slicer())
-        FUZZ_KNOWN("slicer_not_own", known, "%s: output %zu is no frame the baseline sends",
-                   mode.c_str(), i);
-      else
-        FUZZ_CHECK(known,
-                   "%s: output %zu is no frame the baseline sends (faults: forged %llu, "
-                   "corrupted %llu)",
-                   mode.c_str(), i, (unsigned long long)h.fault_counters().forged,
-                   (unsigned long long)h.fault_counters().corrupted);
+      FUZZ_CHECK(known,
+                 "%s: output %zu is no frame the baseline sends (faults: forged %llu, "
+                 "corrupted %llu)",
+                 mode.c_str(), i, (unsigned long long)h.fault_counters().forged,
+                 (unsigned long long)h.fault_counters().corrupted);
     }
     return;
   }
   if (h.regime == Regime::kPrompt) {
-    if (h.mode->slicer())
-      FUZZ_KNOWN("slicer_not_own", drops == 0, "%s: %llu drops", mode.c_str(),
-                 (unsigned long long)drops);
-    else if (h.mode->by_flow())
+    if (h.mode->by_flow())
       FUZZ_KNOWN("qmem_loss", drops == 0, "%s: %llu drops", mode.c_str(),
                  (unsigned long long)drops);
     else

@@ -171,7 +171,7 @@ inline std::unique_ptr<Mode> make_mode(Input& in) {
   c.entries = in.range(1, 64);
   c.ttl = uint8_t(in.range(1, 3));
   c.cores = uint8_t(in.range(1, 2));
-  c.seed = in.u64();
+  in.fill(c.key.data(), c.key.size());
   return std::make_unique<SlicerMode>(c);
 }
 

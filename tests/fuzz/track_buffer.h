@@ -48,6 +48,7 @@ struct TPkt {
   bool live = true;
   bool reshaped = false;  // an NF inserted, cut or moved bytes (not just overwrote some)
   uint8_t lane = 0;       // harness bookkeeping: the lane it went to the NF on
+  uint32_t cut = 0;       // wire bytes the capture cut off (B::cut_len)
   uint32_t size() const { return uint32_t(bytes.size()); }
 };
 
@@ -84,6 +85,7 @@ struct World {
     c->headroom = s.headroom;
     c->reshaped = s.reshaped;
     c->lane = s.lane;
+    c->cut = s.cut;
     return c;
   }
   static World*& current() {
@@ -113,6 +115,10 @@ struct TrackBuffer {
     TRACK_LIVE(h, "pkt_len");
     return h->size();
   }
+  static uint32_t cut_len(Handle h) {
+    TRACK_LIVE(h, "cut_len");
+    return h->cut;
+  }
   static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
                             uint32_t tail_len, Lent* lent) {
     TRACK_LIVE(o, "make_header");
@@ -126,6 +132,7 @@ struct TrackBuffer {
       return nullptr;
     }
     TPkt* h = w().make({}, o->id, Kind::kHeader);
+    h->cut = o->cut;  // a header packet carries its original's
     h->bytes.assign(o->bytes.begin(), o->bytes.begin() + hdr);
     h->from.assign(o->from.begin(), o->from.begin() + hdr);
     h->bytes.resize(hdr + gap, 0);

@@ -254,7 +254,7 @@ TEST(FaultInjector, ForgedTokensAreNeverSplicedByNfSlicer) {
   SlicerConfig c;
   c.entries = 256;
   c.thr = 200;  // most frames sliced
-  c.seed = 99;
+  c.key[0] = 99;
   Slicer<VecBuffer> sl(c);
   NfEndpoint<VecBuffer> ep(std::nullopt, false, true);
   Emitter<VecPkt*> host, wire;

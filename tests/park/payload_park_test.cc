@@ -21,8 +21,10 @@ using PP = PayloadPark<VecBuffer>;
 
 std::vector<uint8_t> udp_packet(uint64_t id, uint32_t payload, bool v6 = false) {
   PacketBuilder b;
-  if (v6) b.ipv6("2001:db8::1", "2001:db8::2");
-  else b.ipv4("10.0.0.1", "10.0.0.2");
+  if (v6)
+    b.ipv6("2001:db8::1", "2001:db8::2");
+  else
+    b.ipv4("10.0.0.1", "10.0.0.2");
   return b.udp(1000 + uint16_t(id % 100), 80).payload_size(payload).packet_id(id).build();
 }
 
@@ -45,8 +47,14 @@ void rewrite_source(uint8_t* d) {
   store_be16(l4 + csum_at, csum_update16(load_be16(l4 + csum_at), old_p, new_p));
 }
 
+// Keyed, as every run is (the run's secret or --tag-key), unless the test sets its own key.
+ParkConfig keyed(ParkConfig c) {
+  if (!c.key) c.key = Key128{0xA5, 0x5A, 1, 2, 3};
+  return c;
+}
+
 struct Harness {
-  explicit Harness(ParkConfig c) : pp(c), ep(c.format, true) {}
+  explicit Harness(ParkConfig c) : pp(keyed(c)), ep(c.format, true) {}
   PP pp;
   NfEndpoint<VecBuffer> ep;
 };
@@ -116,7 +124,8 @@ TEST_P(PayloadParkTest, StoreFullSendsWholeNeverDrops) {
   c.max_exp = 3;
   Harness h(c);
   std::vector<VecPkt*> held;
-  for (uint64_t id = 0; id < 12; ++id) held.push_back(h.pp.split(VecBuffer::make(udp_packet(id, 500), id), 0));
+  for (uint64_t id = 0; id < 12; ++id)
+    held.push_back(h.pp.split(VecBuffer::make(udp_packet(id, 500), id), 0));
   // 4 slots claimed; the next probes find them occupied (EXP 3 -> 2 -> 1) and send whole.
   EXPECT_EQ(h.pp.counters().splits, 4u);
   EXPECT_EQ(h.pp.counters().not_split_busy, 8u);
@@ -135,9 +144,9 @@ TEST_P(PayloadParkTest, EvictionThenLateHeaderIsDroppedNeverMisMerged) {
   c.slots = 2;
   c.max_exp = 1;
   Harness h(c);
-  VecPkt* a = h.pp.split(VecBuffer::make(udp_packet(1, 500), 1), 0);  // slot 0
-  VecPkt* b = h.pp.split(VecBuffer::make(udp_packet(2, 500), 2), 0);  // slot 1
-  VecPkt* cc = h.pp.split(VecBuffer::make(udp_packet(3, 500), 3), 0); // slot 0: EXP 1->0, evict a
+  VecPkt* a = h.pp.split(VecBuffer::make(udp_packet(1, 500), 1), 0);   // slot 0
+  VecPkt* b = h.pp.split(VecBuffer::make(udp_packet(2, 500), 2), 0);   // slot 1
+  VecPkt* cc = h.pp.split(VecBuffer::make(udp_packet(3, 500), 3), 0);  // slot 0: EXP 1->0, evict a
   EXPECT_EQ(h.pp.counters().evictions, 1u);
   EXPECT_EQ(h.pp.merge(a, 0), nullptr);  // a's payload is gone: generation mismatch
   EXPECT_EQ(h.pp.counters().premature_evictions, 1u);
@@ -232,6 +241,42 @@ TEST(PayloadParkKeyed, ForgedTagsWithoutTheKeyAreRejected) {
   VecBuffer::free(out);
   pp.drain();
   EXPECT_EQ(pp.counters().stranded_at_exit, 1u);
+  EXPECT_EQ(VecBuffer::live, 0);
+}
+
+// Header packets of another run (another secret: another key) are never merged, in either
+// format, even though their index and generation name live slots of this run; this run's own
+// headers still find their payloads afterwards. Replays of merged headers are dropped too.
+TEST(PayloadParkKeyed, HeadersOfAnotherRunOrReplayedNeverMerge) {
+  for (TagFormat f : {TagFormat::kNfpark, TagFormat::kPayloadPark}) {
+    ParkConfig c;
+    c.format = f;
+    c.key = Key128{1};
+    PayloadPark<VecBuffer> run1(c);
+    c.key = Key128{2};
+    PayloadPark<VecBuffer> run2(c);
+    std::vector<VecPkt*> h1, h2;
+    for (uint64_t id = 0; id < 500; ++id) {
+      h1.push_back(run1.split(VecBuffer::make(udp_packet(id, 600), id), 0));
+      h2.push_back(run2.split(VecBuffer::make(udp_packet(1000 + id, 600), 1000 + id), 0));
+    }
+    for (VecPkt* h : h1) EXPECT_EQ(run2.merge(h, 0), nullptr) << to_string(f);
+    EXPECT_EQ(run2.counters().merges, 0u);
+    EXPECT_EQ(run2.counters().bad_tag + run2.counters().premature_evictions, 500u);
+    const uint64_t late0 = run2.counters().premature_evictions;
+    for (VecPkt* h : h2) {
+      VecPkt* replay = VecBuffer::make(h->bytes, h->id);
+      VecPkt* out = run2.merge(h, 0);
+      ASSERT_NE(out, nullptr);
+      EXPECT_EQ(out->bytes, udp_packet(out->id, 600));
+      VecBuffer::free(out);
+      EXPECT_EQ(run2.merge(replay, 0), nullptr) << "replayed after its merge";
+    }
+    EXPECT_EQ(run2.counters().premature_evictions - late0, 500u);
+    run1.drain();
+    run2.drain();
+    EXPECT_EQ(run1.counters().stranded_at_exit, 500u);
+  }
   EXPECT_EQ(VecBuffer::live, 0);
 }
 

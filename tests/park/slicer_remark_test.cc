@@ -1,6 +1,7 @@
 // Slicer: an NF that re-marks the DSCP of a sliced header packet (a meter colouring it) must not
-// turn it into a header-only frame on the wire. The splice recognises the packet by its length
-// (shorter than its IP header says) or by its escape token, splices it, and keeps the NF's DSCP.
+// turn it into a header-only frame on the wire. The splice never looks at the DSCP: it
+// recognises the packet by its length (shorter than its IP header says) or by its escape token,
+// splices it, and keeps the NF's DSCP.
 #include <gtest/gtest.h>
 
 #include "core/bytes.h"
@@ -56,7 +57,8 @@ TEST(SlicerRemark, EscapedWirePacketRemarkedByTheNfLosesItsEscapeToken) {
   {
     Slicer<VecBuffer> s(SlicerConfig{});
     Emitter<VecPkt*> host, wire;
-    auto orig = udp4(200, 2, kSliceDscp);  // small wire packet already at DSCP 63: escaped
+    auto orig = udp4(200, 2, kSliceDscp);
+    orig.resize(60);  // a header-only capture (IP length above the frame): escaped
     s.split(VecBuffer::make(orig), 0, host, wire);
     ASSERT_EQ(host.size(), 1u);
     EXPECT_EQ(host[0]->bytes.size(), orig.size() + 8);

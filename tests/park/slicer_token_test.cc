@@ -1,4 +1,4 @@
-// NFSlicer token layout, generation scrambler, DSCP mark (IPv4 checksum, IPv6 traffic class,
+// NFSlicer token layout, DSCP mark (IPv4 checksum, IPv6 traffic class,
 // ECN kept), the host-side inspect, config checks.
 #include "park/slicer_token.h"
 
@@ -24,22 +24,6 @@ TEST(SlicerToken, LayoutPacksCoreGenerationIndex) {
   EXPECT_EQ(t.index(tok), 0x123u);
   EXPECT_EQ(t.generation(t.make(0, ~uint64_t(0), 0)), t.generation_mask());  // gen truncated
   EXPECT_EQ(TokenLayout::core(kEscapeToken), 255);                           // no ring can issue it
-}
-
-TEST(SlicerToken, ScramblerIsABijectionAndKeyed) {
-  GenerationScrambler a(12, 1), b(12, 2);
-  std::set<uint64_t> seen;
-  int same = 0;
-  for (uint64_t x = 0; x < 4096; ++x) {
-    const uint64_t y = a(x);
-    EXPECT_LT(y, 4096u);
-    seen.insert(y);
-    same += y == b(x);
-  }
-  EXPECT_EQ(seen.size(), 4096u);
-  EXPECT_LT(same, 20);  // ~1 expected by chance
-  GenerationScrambler wide(44, 9);
-  EXPECT_NE(wide(1) + 1, wide(2));  // not a plain counter: the next generation is not guessable
 }
 
 TEST(SlicerToken, DscpIpv4KeepsEcnAndChecksum) {
@@ -77,6 +61,24 @@ TEST(SlicerToken, InspectPlainPacket) {
   SliceInfo i = inspect_slice(p.data(), uint32_t(p.size()), uint32_t(p.size()), L);
   EXPECT_EQ(i.mark, SliceMark::kPlain);
   EXPECT_EQ(i.wire_len, 900u);
+}
+
+// The rule both sides share: a packet carries a token only if it is TCP/UDP, unfragmented, and
+// shorter than its IP length or starting its payload with the escape token — never by DSCP.
+TEST(SlicerToken, CarriesTokenIgnoresDscpAndOtherProtocols) {
+  auto whole =
+      PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).dscp(63).frame_size(300).build();
+  PacketLayout L = parse_packet(whole.data(), uint32_t(whole.size()));
+  EXPECT_FALSE(carries_token(whole.data(), uint32_t(whole.size()), uint32_t(whole.size()), L))
+      << "DSCP 63 alone is not a token";
+  const uint32_t cut = 80;  // a header-only capture of it: shorter than its IP length
+  EXPECT_TRUE(carries_token(whole.data(), cut, cut, parse_packet(whole.data(), cut)));
+  auto esc = whole;
+  store_be64(esc.data() + L.payload_off, kEscapeToken);
+  EXPECT_TRUE(carries_token(esc.data(), uint32_t(esc.size()), uint32_t(esc.size()), L));
+  auto icmp = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").icmp_echo(7, 1).frame_size(300).build();
+  PacketLayout I = parse_packet(icmp.data(), 60);
+  EXPECT_FALSE(carries_token(icmp.data(), 60, 60, I)) << "ICMP never carries a token";
 }
 
 TEST(SlicerToken, ConfigChecksNameTheField) {

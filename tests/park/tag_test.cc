@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/bytes.h"
 #include "park/slot_table.h"
 
 namespace nfpark::park {
@@ -61,26 +62,27 @@ TEST(Tag, PayloadParkLayoutIsByteExact) {
 }
 
 TEST(Tag, EverySingleBitFlipIsDetected) {
-  for (auto f : {TagFormat::kNfpark, TagFormat::kPayloadPark}) {
-    TagCodec c(f);
-    ParkTag t;
-    t.parked = true;
-    t.index = 77;
-    t.generation = 99;
-    uint8_t buf[24];
-    c.encode(t, buf);
-    for (unsigned bit = 0; bit < c.size() * 8; ++bit) {
-      if (f == TagFormat::kNfpark && bit == 14) continue;  // the drop flag (0x02 of byte 1)
-      if (f == TagFormat::kPayloadPark && bit == 1) continue;                 // OP (bit 6 of byte 0)
-      uint8_t x[24];
-      std::memcpy(x, buf, sizeof x);
-      x[bit / 8] ^= uint8_t(0x80u >> (bit % 8));
-      ParkTag u;
-      TagError e = c.decode(x, c.size(), u);
-      bool same = e == TagError::kNone && u.parked && u.index == 77 && u.generation == 99;
-      EXPECT_FALSE(same) << to_string(f) << " bit " << bit;
+  for (auto f : {TagFormat::kNfpark, TagFormat::kPayloadPark})
+    for (bool keyed : {false, true}) {
+      TagCodec c(f, keyed ? std::optional<Key128>(Key128{3, 1, 4}) : std::nullopt);
+      ParkTag t;
+      t.parked = true;
+      t.index = 77;
+      t.generation = 99;
+      uint8_t buf[24];
+      c.encode(t, buf);
+      for (unsigned bit = 0; bit < c.size() * 8; ++bit) {
+        if (f == TagFormat::kNfpark && bit == 14) continue;      // the drop flag (0x02 of byte 1)
+        if (f == TagFormat::kPayloadPark && bit == 1) continue;  // OP (bit 6 of byte 0)
+        uint8_t x[24];
+        std::memcpy(x, buf, sizeof x);
+        x[bit / 8] ^= uint8_t(0x80u >> (bit % 8));
+        ParkTag u;
+        TagError e = c.decode(x, c.size(), u);
+        bool same = e == TagError::kNone && u.parked && u.index == 77 && u.generation == 99;
+        EXPECT_FALSE(same) << to_string(f) << (keyed ? " keyed" : "") << " bit " << bit;
+      }
     }
-  }
 }
 
 TEST(Tag, KeyedAndUnkeyedDoNotMix) {
@@ -98,6 +100,52 @@ TEST(Tag, KeyedAndUnkeyedDoNotMix) {
   std::array<uint8_t, 16> k2 = k;
   k2[15] = 9;
   EXPECT_NE(TagCodec(TagFormat::kNfpark, k2).decode(b, 24, u), TagError::kNone);
+}
+
+// Keyed 7-byte tags: the clock on the wire is a keyed permutation of the generation (not the
+// slot table's counter), the check is a MAC that binds the slice, and the P4 layout stays.
+TEST(Tag, KeyedSevenByteTagsHideTheClockAndBindTheSlice) {
+  TagCodec c(TagFormat::kPayloadPark, Key128{7});
+  int same_clock = 0;
+  for (uint32_t g = 0; g < 1000; ++g) {
+    ParkTag t;
+    t.parked = true;
+    t.slice = 2;
+    t.index = 0x0102;
+    t.generation = g;
+    uint8_t b[7];
+    c.encode(t, b);
+    EXPECT_EQ(b[0], 0x80);
+    EXPECT_EQ(load_be16(b + 3), 0x0102);
+    same_clock += load_be16(b + 5) == g;
+    ParkTag u;
+    ASSERT_EQ(c.decode(b, 7, u, 2), TagError::kNone);
+    EXPECT_EQ(u.generation, g);
+    EXPECT_EQ(u.slice, 2);
+    EXPECT_NE(c.decode(b, 7, u, 3), TagError::kNone) << "issued to slice 2, back on slice 3";
+  }
+  EXPECT_LT(same_clock, 5);
+}
+
+// Tags of another run (another secret, so another key) are rejected: the nfpark format always,
+// the 7-byte format but for its 16-bit MAC's chance (none here, over 20,000 tags).
+TEST(Tag, TagsOfAnotherRunAreRejected) {
+  for (auto f : {TagFormat::kNfpark, TagFormat::kPayloadPark}) {
+    TagCodec run1(f, Key128{1}), run2(f, Key128{2});
+    int accepted = 0;
+    for (uint32_t i = 0; i < 20000; ++i) {
+      ParkTag t;
+      t.parked = true;
+      t.index = i % 65536;
+      t.generation = i * 7 % 65536;
+      t.orig_len = 1500;
+      uint8_t b[24];
+      run1.encode(t, b);
+      ParkTag u;
+      accepted += run2.decode(b, run2.size(), u) == TagError::kNone;
+    }
+    EXPECT_EQ(accepted, 0) << to_string(f);
+  }
 }
 
 TEST(SipHash, MatchesReferenceVector) {
@@ -121,13 +169,13 @@ TEST(SlotTable, ExpCountsTraversalsAndGenerationsGuardReuse) {
   ASSERT_TRUE(a.ok);
   EXPECT_EQ(a.index, 0u);
   t.claim(2);
-  t.claim(3);            // slots 1, 2
-  auto d = t.claim(4);   // slot 0 again: EXP 2 -> 1, busy
+  t.claim(3);           // slots 1, 2
+  auto d = t.claim(4);  // slot 0 again: EXP 2 -> 1, busy
   EXPECT_FALSE(d.ok);
   EXPECT_FALSE(d.evicted);
   t.claim(5);
-  t.claim(6);            // slots 1, 2 busy too
-  auto e = t.claim(7);   // slot 0: EXP 1 -> 0, evicts payload 1
+  t.claim(6);           // slots 1, 2 busy too
+  auto e = t.claim(7);  // slot 0: EXP 1 -> 0, evicts payload 1
   ASSERT_TRUE(e.ok);
   ASSERT_TRUE(e.evicted);
   EXPECT_EQ(*e.evicted, 1);

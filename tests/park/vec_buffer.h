@@ -11,7 +11,8 @@ namespace nfpark::park::testing {
 
 struct VecPkt {
   std::vector<uint8_t> bytes;
-  uint64_t id = 0;  // test bookkeeping
+  uint64_t id = 0;   // test bookkeeping
+  uint32_t cut = 0;  // wire bytes the capture cut off (B::cut_len)
 };
 
 struct VecBuffer {
@@ -25,13 +26,16 @@ struct VecBuffer {
   static uint8_t* data(Handle h) { return h->bytes.data(); }
   static uint32_t head_len(Handle h) { return uint32_t(h->bytes.size()); }
   static uint32_t pkt_len(Handle h) { return uint32_t(h->bytes.size()); }
+  static uint32_t cut_len(Handle h) { return h->cut; }
   struct Lent {};  // never lends: make_header copies
   static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
                             uint32_t tail_len, Lent* = nullptr) {
     std::vector<uint8_t> b(o->bytes.begin(), o->bytes.begin() + hdr);
     b.resize(hdr + gap);
     b.insert(b.end(), o->bytes.begin() + tail_off, o->bytes.begin() + tail_off + tail_len);
-    return make(std::move(b), o->id);
+    Handle h = make(std::move(b), o->id);
+    h->cut = o->cut;
+    return h;
   }
   static uint8_t* open_gap(Handle h, uint32_t at, uint32_t n) {
     h->bytes.insert(h->bytes.begin() + at, n, 0);

@@ -1,7 +1,5 @@
-// The real captures in $NFPARK_SHARED/data/traces (see shared/data/README.md).
+// The real captures in tests/data (see tests/data/README.md).
 #include <gtest/gtest.h>
-
-#include <cstdlib>
 
 #include "trace/trace_stats.h"
 
@@ -9,8 +7,7 @@ namespace nfpark::trace {
 namespace {
 
 std::string shared_trace(const char* name) {
-  const char* d = std::getenv("NFPARK_SHARED");
-  return std::string(d && *d ? d : "/work/shared") + "/data/traces/" + name;
+  return std::string(NFPARK_TEST_DATA "/") + name;
 }
 
 TEST(RealTraces, SlipsMatchesTheReadme) {

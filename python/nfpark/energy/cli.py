@@ -67,7 +67,7 @@ def _common(p: argparse.ArgumentParser, nested: bool) -> None:
                    **({"default": []} | kw))
     p.add_argument("--data-dir", metavar="D",
                    help="directory of the measured *_watt.csv files (default: $NFPARK_POWER_DATA,"
-                        " else ../shared/data/power, else embedded means)", **kw)
+                        " else the CSVs shipped in nfpark/energy/data, else embedded means)", **kw)
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,8 +1,8 @@
 """The QUEUE-MEM authors' server power measurements (smart-me meter, CSV means).
 
 Source: `Queue-Mem/queue-mem-experiments` @ 28252c0, `scripts/power_measurements_cx7/*_watt.csv`
-(copied to `shared/data/power/`), averaged over the `usage` column exactly as the released
-`plot.py` does. See `shared/research/queuemem_power.md` §1 and `docs/energy.md`.
+(copied into this package, `nfpark/energy/data/`, with their source in `data/README.md`),
+averaged over the `usage` column exactly as the released `plot.py` does. See `docs/energy.md`.
 
 The means are also embedded below so the model works without the data directory; a test checks
 that the embedded constants equal the CSV means.
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENV_DATA_DIR = "NFPARK_POWER_DATA"
-# python/nfpark/energy/measurements.py -> parents[3] is the repository root.
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "power"
+# The authors' CSVs ship inside the package (nfpark/energy/data/).
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # File stem -> field of Measurements.
 CSV_FILES: dict[str, str] = {
@@ -73,7 +73,7 @@ def load_dir(data_dir: Path) -> Measurements:
 
 
 def resolve(data_dir: str | Path | None = None) -> Measurements:
-    """Measurements from `data_dir`, else $NFPARK_POWER_DATA, else the shared data directory.
+    """Measurements from `data_dir`, else $NFPARK_POWER_DATA, else the package's data directory.
 
     An explicitly named directory (argument or environment) must exist. The default directory
     may be absent, in which case the embedded constants are used.

@@ -1,9 +1,55 @@
+#include "run/run_result.h"
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "core/json.h"
-#include "dp/runner.h"
 
-namespace nfpark::dp {
+namespace nfpark::run {
+
+std::string_view to_string(End e) {
+  switch (e) {
+    case End::kInputDone:
+      return "input_done";
+    case End::kIdleExit:
+      return "idle_exit";
+    case End::kTimeout:
+      return "timeout";
+    case End::kSignal:
+      return "signal";
+  }
+  return "?";
+}
+
+namespace {
+std::string signal_name(int sig) {
+  if (sig == SIGINT) return "SIGINT";
+  if (sig == SIGTERM) return "SIGTERM";
+  return "signal " + std::to_string(sig);
+}
+}  // namespace
+
+int RunResult::verdict(std::string& why) const {
+  // A run that lost track of a packet, or leaked a buffer, has failed whatever else it did.
+  if (!role_nf && !balanced()) {
+    why = "packets in != out + drops (see the counters): a bug";
+    return kExitBroken;
+  }
+  if (!pools_full) {
+    why = "mempools not full at exit: a buffer leaked";
+    return kExitBroken;
+  }
+  if (!completed()) {
+    why = end == End::kSignal ? "interrupted by " + signal_name(signal)
+                              : "cut short by --timeout (" + std::to_string(seconds) + " s)";
+    if (drops.get("abandoned_at_exit"))
+      why += "; " + std::to_string(drops.get("abandoned_at_exit")) +
+             " packets in flight counted as abandoned_at_exit";
+    return kExitInterrupted;
+  }
+  return kExitComplete;
+}
 
 namespace {
 void map(JsonWriter& j, const char* key, const CounterMap& m) {
@@ -20,13 +66,18 @@ uint64_t not_split(const CounterMap& park) {
 uint64_t merged(const CounterMap& park) {
   return park.get("merges") + park.get("released") + park.get("spliced");
 }
-uint64_t splits(const CounterMap& park) { return park.get("splits") + park.get("sliced"); }
+uint64_t splits(const CounterMap& park) {
+  return park.get("splits") + park.get("sliced");
+}
 }  // namespace
 
 std::string RunResult::to_json() const {
   JsonWriter j;
   j.begin_object();
   j.value("mode", mode);
+  j.value("status", completed() ? "complete" : "cut_short");
+  j.value("end", std::string(to_string(end)));
+  if (end == End::kSignal) j.value("signal", signal_name(signal));
   j.value("packets_in", packets_in).value("bytes_in", bytes_in);
   j.value("packets_out", packets_out).value("bytes_out", bytes_out);
   j.value("packets_to_nf", packets_to_nf).value("bytes_to_nf", bytes_to_nf);
@@ -62,7 +113,8 @@ std::string RunResult::to_text() const {
     std::snprintf(b, sizeof b, "  %-22s %llu\n", k, (unsigned long long)v);
     s += b;
   };
-  std::snprintf(b, sizeof b, "nfpark run: mode %s, %.2f s\n", mode.c_str(), seconds);
+  std::snprintf(b, sizeof b, "nfpark run: mode %s, %.2f s, %s (%s)\n", mode.c_str(), seconds,
+                completed() ? "complete" : "cut short", std::string(to_string(end)).c_str());
   s += b;
   line("packets in", packets_in);
   line("packets out", packets_out);
@@ -81,4 +133,4 @@ std::string RunResult::to_text() const {
   return s;
 }
 
-}  // namespace nfpark::dp
+}  // namespace nfpark::run

@@ -1,0 +1,206 @@
+#include "run/settings.h"
+
+#include <algorithm>
+
+namespace nfpark::run {
+
+std::optional<Mode> parse_mode(std::string_view s) {
+  if (s == "baseline" || s == "host") return Mode::kBaseline;
+  if (s == "payloadpark") return Mode::kPayloadPark;
+  if (s == "queuemem") return Mode::kQueueMem;
+  if (s == "nfslicer") return Mode::kNfSlicer;
+  if (s == "nicmem") return Mode::kNicmem;
+  if (s == "split") return Mode::kSplit;
+  return std::nullopt;
+}
+
+std::optional<Role> parse_role(std::string_view s) {
+  if (s == "all") return Role::kAll;
+  if (s == "switch") return Role::kSwitch;
+  if (s == "nf") return Role::kNf;
+  return std::nullopt;
+}
+
+std::string_view to_string(Mode m) {
+  switch (m) {
+    case Mode::kBaseline:
+      return "baseline";
+    case Mode::kPayloadPark:
+      return "payloadpark";
+    case Mode::kQueueMem:
+      return "queuemem";
+    case Mode::kNfSlicer:
+      return "nfslicer";
+    case Mode::kNicmem:
+      return "nicmem";
+    case Mode::kSplit:
+      return "split";
+  }
+  return "?";
+}
+
+bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key) {
+  return park::parse_key_hex(hex, key);
+}
+
+namespace {
+
+// The largest values this machine (24 GiB, shared) can hold, from the memory each costs
+// (run/budget.h): a parked or sliced packet holds an mbuf of ~4.9 KB without hugepages.
+constexpr double kMaxHeldPackets = 1 << 22;  // ~20 GB of mbufs
+constexpr double kMaxU64 = 18446744073709551615.0;
+
+using R = RunConfig;
+using V = Value;
+
+// clang-format off
+const Setting kSettings[] = {
+  // [run]
+  {"run", "mode", "mode", Kind::kChoice, 0, 0, "", "baseline", "what the switch does with payloads (docs/run.md, Modes)",
+   "baseline|host|payloadpark|queuemem|nfslicer|nicmem|split", true, "MODE",
+   [](R& c, const V& v) { c.mode = *parse_mode(v.s); }},
+  {"run", "chain", "chain", Kind::kText, 0, 0, "", "forward", "NF chain, e.g. nat,counter; parameters from [nf.NAME] (docs/nfs.md)",
+   "", true, "NFS", [](R& c, const V& v) { c.chain = v.s; }},
+  {"run", "in", "in", Kind::kText, 0, 0, "", "", "input pcap/pcapng, replayed through the switch (relative to the config file)",
+   "", true, "FILE", [](R& c, const V& v) { c.in_path = v.s; }},
+  {"run", "out", "out", Kind::kText, 0, 0, "", "", "output pcap; written to a temporary file beside it and renamed when the run ends",
+   "", true, "FILE", [](R& c, const V& v) { c.out_path = v.s; }},
+  {"run", "traffic", "traffic", Kind::kPorts, 0, 0, "", "", "live traffic on two DPDK ports instead of in/out: packets in on A leave on B and back",
+   "", true, "A+B", [](R& c, const V& v) { c.traffic_ports = v.list; }},
+  {"run", "role", "role", Kind::kChoice, 0, 0, "", "all", "all (switch + NF server here), switch or nf (separate processes)",
+   "all|switch|nf", true, "R", [](R& c, const V& v) { c.role = *parse_role(v.s); }},
+  {"run", "nf_port", "nf-port", Kind::kText, 0, 0, "", "", "role switch: port to the NF server, e.g. vdev:net_memif0,role=server,socket=/tmp/nf.sock",
+   "", true, "SPEC", [](R& c, const V& v) { c.nf_port = v.s; }},
+  {"run", "port", "port", Kind::kText, 0, 0, "", "", "role nf: port to the switch, e.g. vdev:net_memif0,role=client,socket=/tmp/nf.sock",
+   "", true, "SPEC", [](R& c, const V& v) { c.port = v.s; }},
+  {"run", "idle_exit_s", "idle-exit", Kind::kReal, 0, 86400, "s", "0", "live ports and role nf: end this long after traffic stopped (0: at the timeout or a signal)",
+   "", true, "S", [](R& c, const V& v) { c.idle_exit_s = v.d; }},
+  {"run", "timeout_s", "timeout", Kind::kReal, 0.001, 1e6, "s", "600", "end the run after this long (a replay still running then is cut short)",
+   "", true, "S", [](R& c, const V& v) { c.timeout_s = v.d; }},
+  {"run", "nf_lcore", "nf-lcore", Kind::kBool, 0, 0, "", "false", "run the NF server on a second lcore (else inline)",
+   "", true, "", [](R& c, const V& v) { c.nf_lcore = v.b; }},
+  {"run", "notify_drops", "no-drop-notify", Kind::kBool, 0, 0, "", "true", "NF drops come back as explicit-drop notifications (the flag: freed at the server)",
+   "", false, "", [](R& c, const V& v) { c.notify_drops = v.b; }},
+  {"run", "reframe_us", "reframe", Kind::kReal, 0, 1e6, "µs", "0", "Reframer in front of the chain with this T_buff (0: off)",
+   "", true, "T_US", [](R& c, const V& v) { c.reframe_us = v.d; }},
+  {"run", "pace", "pace", Kind::kBool, 0, 0, "", "false", "replay the input at its timestamps (a wire's pace) instead of at once",
+   "", true, "", [](R& c, const V& v) { c.pace = v.b; }},
+  {"run", "pad", "pad", Kind::kBool, 0, 0, "", "false", "rebuild truncated records (caplen < wire length) to their wire length with a zero filler (docs/traces.md)",
+   "", true, "", [](R& c, const V& v) { c.pad = v.b; }},
+  {"run", "progress", "no-progress", Kind::kBool, 0, 0, "", "true", "progress line on stderr for runs longer than 2 s (the flag: none)",
+   "", false, "", [](R& c, const V& v) { c.progress = v.b; }},
+  {"run", "pool_mbufs", "pool-mbufs", Kind::kInt, 0, kMaxHeldPackets, "mbufs", "0", "mbufs per mempool (0: derived from the mode's store and the rings)",
+   "", true, "N", [](R& c, const V& v) { c.pool_mbufs = uint32_t(v.u); }},
+  {"run", "mem_mb", "mem-mb", Kind::kInt, 0, 24576, "MiB", "0", "DPDK memory (0: derived from the pools)",
+   "", true, "MB", [](R& c, const V& v) { c.mem_mb = uint32_t(v.u); }},
+  // [park]
+  {"run", "secret", "secret", Kind::kKey, 0, 0, "", "", "the run's 128-bit secret, keying every tag and token (default: from the OS; set it only for reproducible runs; docs/security.md)",
+   "", true, "HEX", [](R& c, const V& v) {
+     park::Key128 k{};
+     parse_tag_key(v.s, k);
+     c.secret = k;
+   }},
+  {"park", "min_payload", "min-payload", Kind::kInt, 0, 9000, "bytes", "160", "PayloadPark: smallest L4 payload that is parked",
+   "", true, "B", [](R& c, const V& v) { c.park.min_payload = uint32_t(v.u); }},
+  {"park", "park_bytes", "park-bytes", Kind::kIntOrAll, 1, 9000, "bytes", "160", "PayloadPark: payload bytes parked per packet (352: with recirculation; all: the whole payload)",
+   "", true, "N|all", [](R& c, const V& v) { c.park.park_bytes = uint32_t(v.u); }},
+  {"park", "slots", "slots", Kind::kInt, 1, kMaxHeldPackets, "slots", "65536", "PayloadPark: parking slots per NF server (each may hold a packet)",
+   "", true, "N", [](R& c, const V& v) { c.park.slots = uint32_t(v.u); }},
+  {"park", "max_exp", "max-exp", Kind::kInt, 1, 255, "traversals", "1", "PayloadPark EXP: slot-table traversals a parked payload survives",
+   "", true, "N", [](R& c, const V& v) { c.park.max_exp = uint8_t(v.u); }},
+  {"park", "slices", "park-slices", Kind::kInt, 1, 255, "NF servers", "1", "PayloadPark: NF servers, each with its own slice of slots",
+   "", true, "N", [](R& c, const V& v) { c.park.slices = uint8_t(v.u); }},
+  {"park", "format", "tag-format", Kind::kChoice, 0, 0, "", "nfpark", "tag format: nfpark (24 B, checked) or payloadpark (7 B, byte-compatible)",
+   "nfpark|payloadpark", true, "F", [](R& c, const V& v) { c.park.format = *park::parse_tag_format(v.s); }},
+  {"park", "key", "tag-key", Kind::kKey, 0, 0, "", "", "128-bit tag MAC key (payloadpark, queuemem; refused elsewhere; default: from the run's secret)",
+   "", true, "HEX", [](R& c, const V& v) {
+     std::array<uint8_t, 16> k{};
+     parse_tag_key(v.s, k);
+     c.park.key = k;
+   }},
+  {"park.no_split", "dst_prefixes", "no-split-prefixes", Kind::kPrefixes, 0, 0, "", "", "traffic to these destinations is never split",
+   "", true, "P,P", [](R& c, const V& v) {
+     c.park.no_split.dst_prefixes.clear();
+     for (const std::string& s : v.list) {
+       park::Prefix p;
+       std::string e;
+       park::parse_prefix(s, p, e);
+       c.park.no_split.dst_prefixes.push_back(p);
+     }
+   }},
+  {"park.no_split", "dst_ports", "no-split-ports", Kind::kInts, 0, 65535, "", "", "traffic to these L4 ports is never split",
+   "", true, "N,N", [](R& c, const V& v) { c.park.no_split.dst_ports.assign(v.ints.begin(), v.ints.end()); }},
+  {"park.no_split", "protocols", "no-split-protocols", Kind::kInts, 0, 255, "", "", "traffic of these IP protocols is never split",
+   "", true, "N,N", [](R& c, const V& v) { c.park.no_split.protocols.assign(v.ints.begin(), v.ints.end()); }},
+  // [queuemem]
+  {"queuemem", "queues", "qm-queues", Kind::kInt, 1, 65535, "queues", "31", "QUEUE-MEM: payload queues per port (P4: 31)",
+   "", true, "N", [](R& c, const V& v) { c.queuemem.queues = uint16_t(v.u); }},
+  {"queuemem", "slices", "qm-slices", Kind::kInt, 1, 65535, "slices", "6", "QUEUE-MEM: queue slices per port, at most queues (P4: 6)",
+   "", true, "N", [](R& c, const V& v) { c.queuemem.slices = uint16_t(v.u); }},
+  {"queuemem", "batch", "qm-batch", Kind::kInt, 1, 65535, "payloads", "20", "QUEUE-MEM: payloads per batch",
+   "", true, "N", [](R& c, const V& v) { c.queuemem.batch = uint16_t(v.u); }},
+  {"queuemem", "header_array", "qm-header-array", Kind::kInt, 1, 1 << 28, "entries", "94000", "QUEUE-MEM: header-array entries (P4: 94000)",
+   "", true, "N", [](R& c, const V& v) { c.queuemem.header_array = uint32_t(v.u); }},
+  {"queuemem", "min_payload", "qm-min-payload", Kind::kInt, 0, 9000, "bytes", "64", "QUEUE-MEM: smallest L4 payload that is split",
+   "", true, "B", [](R& c, const V& v) { c.queuemem.min_payload = uint32_t(v.u); }},
+  // [nfslicer]
+  {"nfslicer", "thr", "slicer-thr", Kind::kInt, 0, 65535, "bytes", "500", "NFSlicer: frames longer than this are sliced",
+   "", true, "B", [](R& c, const V& v) { c.slicer.thr = uint32_t(v.u); }},
+  {"nfslicer", "slice_bytes", "slicer-bytes", Kind::kInt, 0, 65535, "bytes", "0", "NFSlicer: payload bytes sliced per packet (0: all of it)",
+   "", true, "B", [](R& c, const V& v) { c.slicer.slice_bytes = uint32_t(v.u); }},
+  {"nfslicer", "entries", "slicer-entries", Kind::kInt, 1, kMaxHeldPackets, "entries", "4096", "NFSlicer: ring entries (rounded up to a power of two)",
+   "", true, "N", [](R& c, const V& v) { c.slicer.entries = uint32_t(v.u); }},
+  {"nfslicer", "ttl", "slicer-ttl", Kind::kInt, 1, 255, "wrap-arounds", "10", "NFSlicer: ring wrap-arounds an entry survives",
+   "", true, "N", [](R& c, const V& v) { c.slicer.ttl = uint8_t(v.u); }},
+  // [nicmem]
+  {"nicmem", "header_segment", "header-segment", Kind::kInt, 1, 256, "bytes", "64", "nicmem/split: bytes in the host header segment (grown to cover L2-L4)",
+   "", true, "B", [](R& c, const V& v) { c.header_segment = uint32_t(v.u); }},
+  {"nicmem", "pool", "nicmem-pool", Kind::kInt, 1, kMaxHeldPackets, "packets", "8192", "nicmem: NIC-memory capacity; beyond it frames land in host memory (counted)",
+   "", true, "N", [](R& c, const V& v) { c.nicmem_mbufs = uint32_t(v.u); }},
+  // [faults]
+  {"faults", "drop", "nf-drop", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server drops this fraction of packets silently",
+   "", true, "P", [](R& c, const V& v) { c.faults.drop = v.d; }},
+  {"faults", "dup", "nf-dup", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server duplicates this fraction of packets",
+   "", true, "P", [](R& c, const V& v) { c.faults.dup = v.d; }},
+  {"faults", "reorder", "nf-reorder", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server swaps neighbours with this probability",
+   "", true, "P", [](R& c, const V& v) { c.faults.reorder = v.d; }},
+  {"faults", "corrupt_tag", "nf-corrupt-tag", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server flips a bit in this fraction of tags",
+   "", true, "P", [](R& c, const V& v) { c.faults.corrupt_tag = v.d; }},
+  {"faults", "forge_tag", "nf-forge-tag", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server forges this fraction of tags (random bytes, a tag replayed from an earlier burst, another packet's tag sent after its owner: each must be dropped)",
+   "", true, "P", [](R& c, const V& v) { c.faults.forge_tag = v.d; }},
+  {"faults", "delay_us", "nf-delay-us", Kind::kReal, 0, 6e7, "µs", "0", "fault: the NF server delays packets by this long (a delay_share of them)",
+   "", true, "D", [](R& c, const V& v) { c.faults.delay_us = v.d; }},
+  {"faults", "delay_share", "nf-delay-share", Kind::kReal, 0, 1, "fraction", "1", "fault: the fraction of packets delay_us delays (the others leave at once)",
+   "", true, "P", [](R& c, const V& v) { c.faults.delay_share = v.d; }},
+  {"faults", "seed", "seed", Kind::kInt, 0, kMaxU64, "", "1", "seed of the fault injector",
+   "", true, "S", [](R& c, const V& v) { c.faults.seed = v.u; }},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Setting> settings() {
+  return kSettings;
+}
+
+const Setting* find_setting(std::string_view section, std::string_view key) {
+  for (const Setting& s : kSettings)
+    if (s.section == section && s.key == key) return &s;
+  return nullptr;
+}
+
+const Setting* find_flag(std::string_view flag) {
+  if (flag.empty()) return nullptr;
+  for (const Setting& s : kSettings)
+    if (s.flag == flag) return &s;
+  return nullptr;
+}
+
+std::vector<std::string_view> sections() {
+  std::vector<std::string_view> v;
+  for (const Setting& s : kSettings)
+    if (std::find(v.begin(), v.end(), s.section) == v.end()) v.push_back(s.section);
+  return v;
+}
+
+}  // namespace nfpark::run

@@ -1,0 +1,233 @@
+"""Captures of any shape through every mode with --out (issue 13, "frames").
+
+GRO-size and jumbo frames (up to 65589 B), truncated records (with and without --pad), and
+captures of other link types (Linux cooked, BSD loopback, raw IP) run through every mode: exit 0,
+balanced, pools full, the same packets as baseline with the same wire lengths, and an output
+pcap tshark reads with those lengths. The switch and the NF server in two processes (memif) move
+the same frames; there the wire length of whole packets does not travel (docs/traces.md).
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from . import nfpark_cli as cli
+from .lab import Lab
+
+CHAIN = "nat,counter"
+
+
+def _edge(lab: Lab) -> Path:
+    path = lab.root / "edge.pcap"
+    if not path.exists():
+        cli.edge_trace(path)
+    return path
+
+
+def _check_against_baseline(base: Path, out: Path, ordered: bool) -> None:
+    b, o = cli.read_pcap(base), cli.read_pcap(out)
+    if ordered:
+        assert [f.data for f in o] == [f.data for f in b], cli.first_difference(
+            [f.data for f in b], [f.data for f in o])
+        assert [f.wire_len for f in o] == [f.wire_len for f in b]
+    else:
+        assert sorted((f.data, f.wire_len) for f in o) == sorted((f.data, f.wire_len) for f in b)
+    assert cli.tshark_lengths(out) == [(f.wire_len, len(f.data)) for f in o]
+
+
+SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **cli.MODE_SPECS,
+    "payloadpark-reframe": ("payloadpark", ("--reframe", "50")),
+    "payloadpark-nf-lcore": ("payloadpark", ("--nf-lcore",)),
+    "queuemem-nf-lcore": ("queuemem", ("--nf-lcore",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_edge_trace_in_every_mode(lab: Lab, name: str) -> None:
+    """Jumbo, GRO-size (to 65589 B), truncated, ICMP, fragments, IPv6 ext, QinQ, MPLS, ARP..."""
+    mode, extra = SPECS[name]
+    trace = _edge(lab)
+    base, base_res = lab.baseline(trace, CHAIN)
+    assert max(f.wire_len for f in cli.read_pcap(base)) == 65589
+    out, proc = lab.batch(trace, CHAIN, SPECS)[name]
+    res = cli.result(proc)
+    cli.assert_accounting(res)
+    assert res["packets_in"] == base_res["packets_in"]
+    assert res["drops"].get("frame_too_long", 0) == 0
+    # QUEUE-MEM's within-flow order is being fixed apart (issue 13, "qmem"); Reframer regroups
+    # flows by design: both compared as a multiset, Reframer's per-flow order checked below.
+    ordered = mode != "queuemem" and "--reframe" not in extra
+    _check_against_baseline(base, out, ordered)
+    if "--reframe" in extra:
+        assert cli.reorder(base, out)["flow_reordered"] == 0
+    if mode in ("payloadpark", "queuemem", "nfslicer"):
+        assert res["split"] > 0, res
+    if mode in ("payloadpark", "queuemem"):
+        assert res["counters"]["not_split_large"] == 2, res  # the 65549 B and 65589 B frames
+
+
+def test_truncated_capture_keeps_wire_lengths_or_is_padded(lab: Lab, tmp_path: Path) -> None:
+    """msnlb.pcap (snaplen 96, two 1510 B frames) and the edge trace's truncated records."""
+    trace = tmp_path / "trunc.pcap"
+    edge = [f for f in cli.read_pcap(_edge(lab)) if f.wire_len > len(f.data)]
+    msnlb = cli.read_pcap(cli.DATA / "msnlb.pcap")
+    assert len(edge) == 4 and [f.wire_len for f in msnlb] == [1510, 1510]
+    cli.write_pcap(trace, [*msnlb, *edge])
+    wire = [f.wire_len for f in cli.read_pcap(trace)]
+    for mode in ("baseline", "payloadpark", "nicmem"):
+        out = tmp_path / f"{mode}.pcap"
+        res = cli.run(trace, out, mode, CHAIN)
+        cli.assert_accounting(res)
+        assert [w for w, _ in cli.tshark_lengths(out)] == wire
+        assert [f.data for f in cli.read_pcap(out)][:2] == [f.data for f in msnlb]
+    # --pad: every record at its wire length, L4 checksums recomputed where the headers were whole.
+    padded = tmp_path / "padded.pcap"
+    res = cli.run(trace, padded, "payloadpark", "forward", "--pad")
+    cli.assert_accounting(res)
+    assert res["ports"]["replay.padded"] == 6
+    assert cli.tshark_lengths(padded) == [(w, w) for w in wire]
+    # `nfpark trace pad` writes the same frames.
+    offline = tmp_path / "offline.pcap"
+    cli.ok("trace", "pad", str(trace), str(offline))
+    assert cli.frame_bytes(offline) == cli.frame_bytes(padded)
+    # The padded TCP record (edge: IPv4 TCP cut at 64 of 1514 B) has a valid TCP checksum.
+    p = subprocess.run(["tshark", "-r", str(offline), "-o", "tcp.check_checksum:TRUE", "-Y",
+                        "tcp.checksum.status == \"Bad\""], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and p.stdout == "", p.stdout
+
+
+def _raw_records(path: Path) -> tuple[int, list[tuple[int, bytes, int]]]:
+    """A classic pcap's link type and records (ts ns, captured bytes, wire length), as stored."""
+    raw = path.read_bytes()
+    assert struct.unpack_from("<I", raw, 0)[0] == 0xA1B2C3D4, path
+    link = struct.unpack_from("<I", raw, 20)[0]
+    recs, off = [], 24
+    while off < len(raw):
+        sec, usec, cap, wire = struct.unpack_from("<IIII", raw, off)
+        recs.append((sec * 10**9 + usec * 1000, raw[off + 16:off + 16 + cap], wire))
+        off += 16 + cap
+    return link, recs
+
+
+def _pcapng(dst: Path, sources: list[Path]) -> Path:
+    """One pcapng holding `sources` (classic pcaps of any link type), one interface each."""
+    def block(kind: int, body: bytes) -> bytes:
+        body += b"\0" * (-len(body) % 4)
+        return struct.pack("<II", kind, len(body) + 12) + body + struct.pack("<I", len(body) + 12)
+
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    epbs = b""
+    for i, src in enumerate(sources):
+        link, recs = _raw_records(src)
+        out += block(1, struct.pack("<HHI", link, 0, 262144))  # microsecond resolution
+        for ts, data, wire in recs:
+            us = ts // 1000
+            epbs += block(6, struct.pack("<IIIII", i, us >> 32, us & 0xFFFFFFFF, len(data),
+                                         wire) + data)
+    dst.write_bytes(out + epbs)
+    return dst
+
+
+@pytest.mark.parametrize("name", ["sll", "loopback-and-raw"])
+def test_other_link_types_in_every_mode(lab: Lab, name: str) -> None:
+    """Linux cooked (GRO frames to 7194 B), and BSD loopback with raw IPv4 and IPv6 as one
+    pcapng of three interfaces: read as Ethernet, through every mode."""
+    if name == "sll":
+        trace = cli.DATA / "mptcp-v1.pcap"
+    else:
+        trace = lab.root / "other-links.pcapng"
+        if not trace.exists():
+            _pcapng(trace, [cli.DATA / n for n in cli.OTHER_LINK_TRACES if n != "mptcp-v1.pcap"])
+    base, _ = lab.baseline(trace, CHAIN)
+    assert len(cli.read_pcap(base)) == cli.stats(trace)["packets"]  # the NAT passes them all
+    runs = lab.batch(trace, CHAIN, cli.MODE_SPECS)
+    for mode, (out, proc) in runs.items():
+        res = cli.result(proc)
+        cli.assert_accounting(res)
+        _check_against_baseline(base, out, ordered=mode != "queuemem")
+
+
+def test_an_unsupported_link_type_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "wifi.pcap"
+    bad.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 127))
+    p = cli.start_run(bad, tmp_path / "out.pcap", "baseline")
+    assert p.returncode == 2, cli.describe(p)
+    line = cli.one_line_error(p, "wifi.pcap", "IEEE802_11_RADIOTAP", "tcprewrite --dlt=enet")
+    assert "not supported" in line
+
+
+def test_two_processes_move_gro_frames_and_say_what_loses_its_wire_length(
+        tmp_path: Path) -> None:
+    """--role switch / --role nf over memif: frames to 65589 B cross the link (multi-segment
+    memif descriptors). The wire length is an mbuf field of the switch process: a parked packet
+    leaves as its own original (wire length kept), a whole one comes back as a copy (its
+    output record says captured length = wire length)."""
+    trace = tmp_path / "t.pcap"
+    edge = cli.read_pcap(cli.edge_trace(tmp_path / "edge.pcap"))
+    # A record cut at 1514 of a 9014 B frame: enough payload captured to be parked.
+    jumbo = next(f for f in edge if len(f.data) == 9014 and cli.parse(f.data) is not None
+                 and cli.parse(f.data).ipv == 4)  # type: ignore[union-attr]
+    cut = cli.Frame(jumbo.ts_ns, jumbo.data[:1514], 9014)
+    cli.write_pcap(trace, [*edge, cut])
+    base = tmp_path / "base.pcap"
+    # The NF process counts its own drops: a chain that drops nothing keeps the switch balanced.
+    chain = "counter"
+    base_res = cli.run(trace, base, "payloadpark", chain)
+    cli.assert_accounting(base_res)
+    sock = tmp_path / "nf.sock"
+    nf = subprocess.Popen(
+        [str(cli.nfpark_bin()), "run", "--role", "nf", "--mode", "payloadpark", "--chain", chain,
+         "--port", f"vdev:net_memif0,role=server,socket={sock}", "--idle-exit", "2", "--json",
+         "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        out = tmp_path / "out.pcap"
+        sw = cli.nfpark("run", "--role", "switch", "--mode", "payloadpark", "--in", trace,
+                        "--out", out, "--nf-port", f"vdev:net_memif0,role=client,socket={sock}",
+                        "--json", "--no-progress", "--timeout", "60")
+        nf.communicate(timeout=60)
+    finally:
+        if nf.poll() is None:
+            nf.kill()
+            nf.wait()
+    res = cli.result(sw)
+    cli.assert_accounting(res)
+    assert res["drops"].get("frame_too_long", 0) == 0
+    got, want = cli.read_pcap(out), cli.read_pcap(base)
+    assert sorted(f.data for f in got) == sorted(f.data for f in want)
+    assert max(len(f.data) for f in got) == 65589
+    wire = {f.data: f.wire_len for f in want}
+    truncated = {f.data: f.wire_len for f in got if wire[f.data] > len(f.data)}
+    assert len(truncated) == 5, "the trace has five truncated records"
+    for data, w in truncated.items():
+        if len(data) == 1514:  # parked: left as its own original, wire length kept
+            assert w == 9014, w
+        else:  # whole (too little payload to park): came back as a copy, wire length lost
+            assert w == len(data), w
+
+
+@pytest.mark.parametrize("mode", ["payloadpark", "nicmem"])
+def test_duplicated_and_reordered_chains_at_the_nf(lab: Lab, mode: str) -> None:
+    """The fault injector duplicates (deep copies of multi-segment header packets and whole
+    GRO frames) and reorders the edge trace at the NF: every frame that leaves is one baseline
+    sends, duplicates and drops are counted, every mbuf comes back."""
+    trace = _edge(lab)
+    base, _ = lab.baseline(trace, "counter")
+    out = lab.root / f"dup-{mode}.pcap"
+    res = cli.run(trace, out, mode, "counter", "--nf-dup", "0.5", "--nf-reorder", "0.2")
+    cli.assert_accounting(res)
+    assert res["duplicates"] > 20, res
+    sent = {(f.data, f.wire_len) for f in cli.read_pcap(base)}
+    got = cli.read_pcap(out)
+    assert all((f.data, f.wire_len) in sent for f in got)
+    assert max(len(f.data) for f in got) == 65589

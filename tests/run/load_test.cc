@@ -1,0 +1,131 @@
+// Loader: defaults, then a file, then flags; unknown keys and sections; [nf.NAME] checked
+// against the registry; cross-setting rules; where a value came from in every message.
+#include "run/load.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace nfpark::run {
+namespace {
+
+bool load(Loader& l, const std::string& text, std::string& err) {
+  return l.load_string(text, "t.toml", err);
+}
+
+TEST(Loader, FileThenFlagsOverride) {
+  Loader l;
+  std::string err;
+  ASSERT_TRUE(load(l, "[run]\nmode = \"queuemem\"\nin = \"a.pcap\"\n[park]\nslots = 4096\n", err))
+      << err;
+  EXPECT_EQ(l.config().mode, Mode::kQueueMem);
+  EXPECT_EQ(l.config().park.slots, 4096u);
+  ASSERT_TRUE(l.set_flag(*find_flag("slots"), "8192", err)) << err;
+  ASSERT_TRUE(l.set_flag(*find_flag("no-progress"), std::nullopt, err)) << err;
+  EXPECT_EQ(l.config().park.slots, 8192u);
+  EXPECT_FALSE(l.config().progress);
+  EXPECT_EQ(l.where("park", "slots"), "--slots");
+  EXPECT_EQ(l.where("run", "mode"), "t.toml: [run] mode");
+  EXPECT_EQ(l.where("park", "max_exp"), "[park] max_exp (--max-exp)");
+  EXPECT_TRUE(l.finish(err)) << err;
+}
+
+TEST(Loader, UnknownSectionsAndKeysAreErrorsWhereverTheyAre) {
+  std::string err;
+  for (const char* t : {"[bogus]\nx = 1\n", "[run]\nbogus = 1\n", "[park.no_split]\nportz = [1]\n",
+                        "[park.nope]\nx = 1\n", "run = 3\n", "[nf.natt]\n", "[nf.nat]\nfooo = 1\n",
+                        "[nf]\nnat = 1\n"}) {
+    Loader l;
+    EXPECT_FALSE(load(l, t, err)) << t;
+    EXPECT_EQ(err.rfind("t.toml: ", 0), 0u) << err;
+  }
+}
+
+TEST(Loader, EveryNfSectionIsCheckedEvenOutsideTheChain) {
+  Loader l;
+  std::string err;
+  EXPECT_FALSE(load(l, "[run]\nchain = \"forward\"\n[nf.nat]\nport_min = 0\n", err));
+  EXPECT_NE(err.find("[nf.nat] port_min"), std::string::npos) << err;
+  Loader ok;
+  EXPECT_TRUE(load(ok, "[nf.nat]\nexternal = [\"198.51.100.1\"]\n[nf.lb]\n", err)) << err;
+}
+
+TEST(Loader, ChainErrorsNameWhereTheChainCameFrom) {
+  Loader l;
+  std::string err;
+  ASSERT_TRUE(load(l, "[run]\nchain = \"nat,teleport\"\nin = \"x.pcap\"\n", err));
+  EXPECT_FALSE(l.finish(err));
+  EXPECT_EQ(err.rfind("t.toml: [run] chain: unknown NF 'teleport'", 0), 0u) << err;
+  ASSERT_TRUE(l.set_flag(*find_flag("chain"), "natt", err));
+  EXPECT_FALSE(l.finish(err));
+  EXPECT_EQ(err.rfind("--chain: unknown NF 'natt'", 0), 0u) << err;
+}
+
+TEST(Loader, QueueMemSlicesAtMostQueues) {
+  Loader l;
+  std::string err;
+  ASSERT_TRUE(load(l, "[run]\nin = \"x.pcap\"\n[queuemem]\nqueues = 4\nslices = 5\n", err));
+  EXPECT_FALSE(l.finish(err));
+  EXPECT_EQ(err.rfind("t.toml: [queuemem] slices: expected at most queues (4), got 5", 0), 0u)
+      << err;
+}
+
+TEST(Loader, RolesNeedTheirPortsAndAnInput) {
+  std::string err;
+  Loader none;
+  EXPECT_FALSE(none.finish(err));
+  EXPECT_NE(err.find("no input"), std::string::npos);
+  Loader sw;
+  ASSERT_TRUE(sw.set_flag(*find_flag("role"), "switch", err));
+  EXPECT_FALSE(sw.finish(err));
+  EXPECT_NE(err.find("--nf-port"), std::string::npos);
+  Loader nf;
+  ASSERT_TRUE(nf.set_flag(*find_flag("role"), "nf", err));
+  EXPECT_FALSE(nf.finish(err));
+  EXPECT_NE(err.find("--port"), std::string::npos);
+  Loader both;
+  ASSERT_TRUE(both.set_flag(*find_flag("traffic"), "vdev:a+vdev:b", err));
+  ASSERT_TRUE(both.set_flag(*find_flag("in"), "x.pcap", err));
+  EXPECT_FALSE(both.finish(err));
+  EXPECT_NE(err.find("--traffic"), std::string::npos) << err;
+}
+
+TEST(Loader, FilesAndDirectories) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("nfpark_load_" + std::to_string(getpid()));
+  fs::create_directories(dir / "sub");
+  std::string err;
+  Loader d;
+  EXPECT_FALSE(d.load_file(dir.string(), err));
+  EXPECT_NE(err.find("is a directory"), std::string::npos) << err;
+  Loader missing;
+  EXPECT_FALSE(missing.load_file((dir / "nope.toml").string(), err));
+  EXPECT_NE(err.find("no such file"), std::string::npos) << err;
+  // Relative paths are relative to the file; an output that is the input is refused.
+  std::ofstream(dir / "in.pcap") << "x";
+  std::ofstream(dir / "sub" / "c.toml") << "[run]\nin = \"../in.pcap\"\nout = \"../in.pcap\"\n";
+  Loader l;
+  ASSERT_TRUE(l.load_file((dir / "sub" / "c.toml").string(), err)) << err;
+  EXPECT_EQ(fs::path(l.config().in_path), dir / "sub" / ".." / "in.pcap");
+  EXPECT_FALSE(l.finish(err));
+  EXPECT_NE(err.find("is the input"), std::string::npos) << err;
+  fs::create_symlink(dir / "in.pcap", dir / "link.pcap");
+  Loader s;
+  ASSERT_TRUE(s.set_flag(*find_flag("in"), (dir / "in.pcap").string(), err));
+  ASSERT_TRUE(s.set_flag(*find_flag("out"), (dir / "link.pcap").string(), err));
+  EXPECT_FALSE(s.finish(err));
+  EXPECT_NE(err.find("is the input"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+TEST(Loader, SyntaxErrorsNameTheLine) {
+  Loader l;
+  std::string err;
+  EXPECT_FALSE(load(l, "[run]\nmode =\n", err));
+  EXPECT_EQ(err.rfind("t.toml:2: ", 0), 0u) << err;
+}
+
+}  // namespace
+}  // namespace nfpark::run
