@@ -27,7 +27,7 @@
 //  destroyed (forged over), the record stays live with no intact holder, and a copy of its tag
 //  on another header would merge — that is the undetectable tag swap again. Not a "not parked"
 //  or escape tag either: on a header packet it turns it into a truncated whole packet, which is
-//  garbage, not a forgery.
+//  garbage, not a forgery. NFSlicer's escape token is no tag at all here (TagShape::escape).
 //  Every event is counted, so in + duplicated = out + Σ drops still holds end to end.
 #pragma once
 #include <array>
@@ -76,6 +76,12 @@ struct TagShape {
            : kind == kPayloadPark ? std::pair{1u, 7u}
                                   : std::pair{0u, size()};
   }
+  // NFSlicer's escape token names no record: a whole packet whose payload began like one. No
+  // switch can tell it corrupted or forged (the packet then reads as a plain one 8 bytes too
+  // long), so it is no tag to corrupt or forge.
+  bool escape(const uint8_t* t) const {
+    return kind == kSlicerToken && load_be64(t) == kEscapeToken;
+  }
   bool parked(const uint8_t* t) const {
     if (kind == kNfpark) return t[1] & 0x01;
     if (kind == kPayloadPark) return t[0] & 0x80;
@@ -106,7 +112,8 @@ class FaultInjector {
         B::free(m);
         continue;
       }
-      const uint32_t at = has_tag(m, tag_at[i]) ? tag_at[i] : 0;
+      const uint32_t at =
+          has_tag(m, tag_at[i]) && !shape_.escape(B::data(m) + tag_at[i]) ? tag_at[i] : 0;
       if (at && chance(f_.corrupt_tag)) corrupt(B::data(m) + at);
       if (chance(f_.dup)) {
         if (Handle d = copy(m); d != B::null()) {

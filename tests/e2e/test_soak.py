@@ -18,11 +18,8 @@ from . import soak
 PACKETS = 40_000
 SEED = 11
 CASES = [(m, lcore) for m in soak.MODES for lcore in (False, True)]
-# The NFSlicer attack of issue 14 (a frame cut short whose payload holds the predicted token of
-# a recent victim) splices that victim's payload under the attacker's header while the slicer's
-# tokens stay predictable; branch `secure` makes them unguessable. Strict: once it passes, this
-# mark must go.
-OPEN = {"nfslicer": "issue 14: NFSlicer tokens are predictable (fixed on branch secure)"}
+# Cases expected to fail while a fix is on another branch (xfail, strict): none open.
+OPEN: dict[str, str] = {}
 
 
 Outcome = tuple[soak.Run, soak.Run] | AssertionError

@@ -278,5 +278,52 @@ TEST(FaultInjector, ForgedTokensAreNeverSplicedByNfSlicer) {
   EXPECT_EQ(VecBuffer::live, 0);
 }
 
+// An escaped whole packet (its payload began like NFSlicer's escape token) carries no record:
+// corrupting or forging its escape token cannot be detected by any switch — the merge side sees
+// a plain packet 8 bytes too long (found by the soak, crafted escape look-alikes). The injector
+// leaves escape tokens alone, so such a packet still leaves exactly as it came.
+TEST(FaultInjector, EscapeTokensAreNotTagsToCorruptOrForge) {
+  for (int fault = 0; fault < 2; ++fault) {
+    SlicerConfig c;
+    c.thr = 2000;  // nothing sliced: every frame escaped
+    Slicer<VecBuffer> sl(c);
+    NfEndpoint<VecBuffer> ep(std::nullopt, false, true);
+    FaultConfig f;
+    (fault ? f.forge_tag : f.corrupt_tag) = 1;
+    Injector fi(f, {TagShape::kSlicerToken});
+    Emitter<VecPkt*> host, wire;
+    std::vector<std::vector<uint8_t>> sent;
+    for (uint64_t burst = 0; burst < 8; ++burst) {
+      std::vector<VecPkt*> to_nf;
+      for (uint64_t i = 0; i < 8; ++i) {
+        std::vector<uint8_t> b = frame(sent.size(), 100);
+        const PacketLayout L = parse_packet(b.data(), uint32_t(b.size()));
+        store_be64(b.data() + L.payload_off, kEscapeToken);
+        sent.push_back(b);
+        sl.split(VecBuffer::make(b, sent.size() - 1), 0, host, wire);
+        for (size_t k = 0; k < host.size(); ++k) to_nf.push_back(host[k]);
+        host.clear();
+      }
+      std::vector<uint32_t> tags(to_nf.size());
+      for (size_t k = 0; k < to_nf.size(); ++k) {
+        PacketView v;
+        ep.view(to_nf[k], v, tags[k]);
+        ASSERT_NE(tags[k], 0u) << "the escape token is where the NF endpoint says";
+      }
+      std::vector<VecPkt*> back;
+      fi.apply(to_nf.data(), tags.data(), uint16_t(to_nf.size()), Nanos(burst), back, copier());
+      for (VecPkt* p : back) sl.merge(p, wire);
+    }
+    EXPECT_EQ(sl.counters().escaped, sent.size());
+    ASSERT_EQ(wire.size(), sent.size()) << (fault ? "forge" : "corrupt");
+    for (size_t k = 0; k < wire.size(); ++k) {
+      EXPECT_EQ(wire[k]->bytes, sent[wire[k]->id]) << (fault ? "forge" : "corrupt") << " " << k;
+      VecBuffer::free(wire[k]);
+    }
+    sl.drain();
+  }
+  EXPECT_EQ(VecBuffer::live, 0);
+}
+
 }  // namespace
 }  // namespace nfpark::park
