@@ -124,12 +124,12 @@ void check_against_baseline(const ModeHarness& h) {
       std::sort(b.begin(), b.end());
       FUZZ_CHECK(std::includes(b.begin(), b.end(), a.begin(), a.end()),
                  "%s: a frame the baseline never sent", mode.c_str());
-      FUZZ_KNOWN("qmem_order", false, "%s: flow out of order at its packet %ld", mode.c_str(), bad);
+      FUZZ_CHECK(false, "%s: flow out of order at its packet %ld", mode.c_str(), bad);
     }
   }
   if (prompt)
-    FUZZ_KNOWN("qmem_loss", h.out.size() == base.size(), "%s: %zu out, baseline %zu", mode.c_str(),
-               h.out.size(), base.size());
+    FUZZ_CHECK(h.out.size() == base.size(), "%s: %zu out, baseline %zu", mode.c_str(), h.out.size(),
+               base.size());
 }
 
 void check_end(ModeHarness& h) {
@@ -144,26 +144,20 @@ void check_end(ModeHarness& h) {
   const uint64_t explicit_drops =
       h.mode->counter("explicit_drops") + h.mode->counter("explicit_drops_whole") +
       h.mode->counter("drop.explicit") + h.mode->counter("drop.explicit_whole");
-  const bool reused = h.mode->by_flow() && h.mode->counter("slot_reuses") > 0;
   const bool ends =
       in + h.copies == h.out.size() + drops + explicit_drops + h.nf_drops - h.notified;
   const bool today = in + h.copies == h.out.size() + drops + h.nf_drops;
-  if (reused) {  // QUEUE-MEM counts a packet twice when its header-array entry was reassigned
-    FUZZ_KNOWN("qmem_balance", ends && today, "%s: unbalanced after a header-array reuse",
-               mode.c_str());
-  } else {
-    FUZZ_CHECK(ends,
-               "%s: in %llu + copies %llu != out %zu + drops %llu + explicit %llu + NF "
-               "drops %llu - notified %llu",
-               mode.c_str(), (unsigned long long)in, (unsigned long long)h.copies, h.out.size(),
-               (unsigned long long)drops, (unsigned long long)explicit_drops,
-               (unsigned long long)h.nf_drops, (unsigned long long)h.notified);
-    FUZZ_KNOWN("drop_notice_twice", today,
-               "%s: in %llu + copies %llu != out %zu + drops %llu "
-               "+ NF drops %llu",
-               mode.c_str(), (unsigned long long)in, (unsigned long long)h.copies, h.out.size(),
-               (unsigned long long)drops, (unsigned long long)h.nf_drops);
-  }
+  FUZZ_CHECK(ends,
+             "%s: in %llu + copies %llu != out %zu + drops %llu + explicit %llu + NF "
+             "drops %llu - notified %llu",
+             mode.c_str(), (unsigned long long)in, (unsigned long long)h.copies, h.out.size(),
+             (unsigned long long)drops, (unsigned long long)explicit_drops,
+             (unsigned long long)h.nf_drops, (unsigned long long)h.notified);
+  FUZZ_KNOWN("drop_notice_twice", today,
+             "%s: in %llu + copies %llu != out %zu + drops %llu "
+             "+ NF drops %llu",
+             mode.c_str(), (unsigned long long)in, (unsigned long long)h.copies, h.out.size(),
+             (unsigned long long)drops, (unsigned long long)h.nf_drops);
   FUZZ_CHECK(h.world.live == 0, "%s: %lld buffers never freed", mode.c_str(),
              (long long)h.world.live);
   FUZZ_CHECK(h.mode->held() == 0, "%s: %llu still held after drain", mode.c_str(),
@@ -184,8 +178,7 @@ void check_end(ModeHarness& h) {
   }
   if (h.regime == Regime::kPrompt) {
     if (h.mode->by_flow())
-      FUZZ_KNOWN("qmem_loss", drops == 0, "%s: %llu drops", mode.c_str(),
-                 (unsigned long long)drops);
+      FUZZ_CHECK(drops == 0, "%s: %llu drops", mode.c_str(), (unsigned long long)drops);
     else
       FUZZ_CHECK(drops == 0, "%s: %llu drops though the NF returned everything at once",
                  mode.c_str(), (unsigned long long)drops);

@@ -23,6 +23,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/flow_key.h"
+#include "core/parse.h"
 #include "fuzz/input.h"
 #include "fuzz/modes.h"
 #include "fuzz/nf_model.h"
@@ -80,7 +82,18 @@ class ModeHarness {
       }
     }
     if (regime == Regime::kFaults) through_faults(0, true);
-    while (!inbox.empty()) nf_process(pop(0));
+    for (;;) {  // the NF returns what it holds; what was refused is offered again
+      while (!inbox.empty()) nf_process(pop(0));
+      offer();
+      if (!inbox.empty()) continue;
+      if (backlog_.empty()) break;
+      mode->nf_idle(to_out_);  // refused, and nothing is at the NF any more
+      emit();
+      offer();
+      FUZZ_CHECK(!inbox.empty() || backlog_.empty(),
+                 "%s: %zu packets refused with nothing at the NF", mode->name().c_str(),
+                 backlog_.size());
+    }
     mode->drain(to_out_);
     emit();
     for (const auto& f : faults_) {
@@ -125,13 +138,39 @@ class ModeHarness {
       const uint8_t fail = in_.u8();
       world.fail_alloc = fail >= 0xF8;
       world.fail_gap = regime != Regime::kPrompt && (fail & 0xF7) == 0xF7;  // drops: counted
-      const uint8_t lane = uint8_t(in_.range(0, mode->lanes() - 1u));
-      FUZZ_TRACE("frame %u: %u bytes (head %u), lane %u\n", id, p->size(), p->head, lane);
-      mode->split(p, lane, to_nf_, to_out_);
+      const bool fail_alloc = world.fail_alloc, fail_gap = world.fail_gap;
       world.fail_alloc = world.fail_gap = false;
-      for (size_t i = 0; i < to_nf_.size(); ++i) take(to_nf_[i], lane);
+      uint8_t lane = uint8_t(in_.range(0, mode->lanes() - 1u));
+      if (mode->by_flow()) {  // QUEUE-MEM's lane is the output port: a flow's is always the same
+        PacketLayout L = parse_packet(frames.back().data(), uint32_t(frames.back().size()));
+        FlowKey k;
+        if (L.ok() && L.has_ports() && extract_flow_key(frames.back().data(), L, k))
+          lane = flow_lane_.emplace(k.hash(), lane).first->second;
+      }
+      FUZZ_TRACE("frame %u: %u bytes (head %u), lane %u\n", id, p->size(), p->head, lane);
+      backlog_.push_back({p, lane, fail_alloc, fail_gap});
+      offer();
+    }
+  }
+  // Offers the refused packets, then the new ones, in order, until the mode refuses one
+  // (QUEUE-MEM's back-pressure: the engine keeps it in its ring and offers it again later).
+  void offer() {
+    while (!backlog_.empty()) {
+      const Waiting w = backlog_.front();
+      world.fail_alloc = w.fail_alloc;
+      world.fail_gap = w.fail_gap;
+      const bool taken = mode->split(w.p, w.lane, to_nf_, to_out_);
+      world.fail_alloc = world.fail_gap = false;
+      if (taken) {
+        backlog_.pop_front();
+      } else {
+        TRACK_LIVE(w.p, "refused packet");
+        FUZZ_TRACE("  refused: frame %u\n", w.p->id);
+      }
+      for (size_t i = 0; i < to_nf_.size(); ++i) take(to_nf_[i], w.lane);
       to_nf_.clear();
       emit();
+      if (!taken) return;
     }
   }
   // A packet the switch sent to the NF.
@@ -167,6 +206,11 @@ class ModeHarness {
     mode->merge(p, lane, to_out_);
     if (tracing()) FUZZ_TRACE("    [%s]\n", mode->counters().c_str());
     emit();
+    if (!offering_) {  // a merge may have made room for what was refused
+      offering_ = true;
+      offer();
+      offering_ = false;
+    }
   }
   static park::TagShape shape_of(const Mode& m) {
     if (m.slicer()) return {park::TagShape::kSlicerToken};
@@ -238,6 +282,14 @@ class ModeHarness {
     to_out_.clear();
   }
 
+  struct Waiting {  // a traffic frame the mode has not taken yet
+    TPkt* p;
+    uint8_t lane;
+    bool fail_alloc, fail_gap;
+  };
+  std::deque<Waiting> backlog_;
+  std::map<uint64_t, uint8_t> flow_lane_;  // by_flow modes: flow hash -> its lane
+  bool offering_ = false;
   Input& in_;
   const uint32_t lag_;
   park::NfEndpoint<TrackBuffer> ep_;

@@ -24,8 +24,12 @@ using Em = park::Emitter<TPkt*>;
 class Mode {
  public:
   virtual ~Mode() = default;
-  virtual void split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) = 0;
+  // False: refused for now (QUEUE-MEM's back-pressure); the caller offers it again later,
+  // before anything that came after it.
+  virtual bool split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) = 0;
   virtual void merge(TPkt* p, uint8_t lane, Em& to_out) = 0;
+  // Nothing is at the NF or on its way: the mode may give up on what is not back (QUEUE-MEM).
+  virtual void nf_idle(Em&) {}
   virtual void drain(Em& to_out) = 0;
   virtual uint64_t packet_drops() const = 0;  // for in + copies = out + drops
   virtual uint64_t held() const = 0;          // payloads waiting now
@@ -59,8 +63,9 @@ class Mode {
 class PayloadParkMode final : public Mode {
  public:
   explicit PayloadParkMode(const park::ParkConfig& c) : c_(c), pp_(c) {}
-  void split(TPkt* p, uint8_t lane, Em& to_nf, Em&) override {
+  bool split(TPkt* p, uint8_t lane, Em& to_nf, Em&) override {
     if (TPkt* h = pp_.split(p, lane)) to_nf.push(h);
+    return true;
   }
   void merge(TPkt* p, uint8_t lane, Em& to_out) override {
     if (TPkt* m = pp_.merge(p, lane)) to_out.push(m);
@@ -87,10 +92,11 @@ class PayloadParkMode final : public Mode {
 class QueueMemMode final : public Mode {
  public:
   explicit QueueMemMode(const park::QueueMemConfig& c) : c_(c), qm_(c) {}
-  void split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) override {
-    qm_.split(p, lane, to_nf, to_out);
+  bool split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) override {
+    return qm_.split(p, lane, to_nf, to_out);
   }
   void merge(TPkt* p, uint8_t lane, Em& to_out) override { qm_.merge(p, lane, to_out); }
+  void nf_idle(Em& to_out) override { qm_.nf_idle(to_out); }
   void drain(Em& to_out) override { qm_.drain(to_out); }
   uint64_t packet_drops() const override { return qm_.counters().packet_drops(); }
   uint64_t held() const override { return qm_.counters().held_pkts + qm_.paused_queues(); }
@@ -110,8 +116,9 @@ class QueueMemMode final : public Mode {
 class SlicerMode final : public Mode {
  public:
   explicit SlicerMode(const park::SlicerConfig& c) : c_(c), sl_(c) {}
-  void split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) override {
+  bool split(TPkt* p, uint8_t lane, Em& to_nf, Em& to_out) override {
     sl_.split(p, lane, to_nf, to_out);
+    return true;
   }
   void merge(TPkt* p, uint8_t, Em& to_out) override { sl_.merge(p, to_out); }
   void drain(Em&) override { sl_.drain(); }

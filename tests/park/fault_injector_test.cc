@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <random>
 
 #include "core/bytes.h"
@@ -162,9 +163,11 @@ void check_out(std::vector<VecPkt*>& left, Outcome& o) {
   left.clear();
 }
 
-template <typename Split, typename Merge>
-Outcome forge_through(TagShape shape, NfEndpoint<VecBuffer>& ep, Split split, Merge merge,
-                      std::mt19937& rng) {
+// `after_burst`: called once the NF side has sent back all of a burst (nothing in flight).
+template <typename Split, typename Merge, typename AfterBurst = void (*)()>
+Outcome forge_through(
+    TagShape shape, NfEndpoint<VecBuffer>& ep, Split split, Merge merge, std::mt19937& rng,
+    AfterBurst after_burst = [] {}) {
   FaultConfig f;
   f.forge_tag = 0.3;
   f.seed = rng();
@@ -185,6 +188,7 @@ Outcome forge_through(TagShape shape, NfEndpoint<VecBuffer>& ep, Split split, Me
     std::vector<VecPkt*> back;
     fi.apply(to_nf.data(), tags.data(), uint16_t(to_nf.size()), burst, back, copier());
     for (VecPkt* p : back) merge(p, left);
+    after_burst();
   }
   check_out(left, o);
   o.forged = fi.counters().forged;
@@ -226,19 +230,31 @@ TEST(FaultInjector, ForgedTagsAreNeverMergedByQueueMem) {
   QueueMem<VecBuffer> qm(c);
   NfEndpoint<VecBuffer> ep(TagFormat::kNfpark, true);
   Emitter<VecPkt*> nf, out;
+  std::deque<VecPkt*> refused;  // back-pressure: offered again first, in order
+  auto offer = [&](std::vector<VecPkt*>& to_nf) {
+    while (!refused.empty() && qm.split(refused.front(), 0, nf, out)) refused.pop_front();
+    for (size_t i = 0; i < nf.size(); ++i) to_nf.push_back(nf[i]);
+    nf.clear();
+  };
   Outcome o = forge_through(
       {TagShape::kNfpark}, ep,
       [&](VecPkt* p, std::vector<VecPkt*>& to_nf) {
-        qm.split(p, 0, nf, out);
-        for (size_t i = 0; i < nf.size(); ++i) to_nf.push_back(nf[i]);
-        nf.clear();
+        refused.push_back(p);
+        offer(to_nf);
       },
       [&](VecPkt* p, std::vector<VecPkt*>& left) {
         qm.merge(p, 0, out);
         for (size_t i = 0; i < out.size(); ++i) left.push_back(out[i]);
         out.clear();
       },
-      rng);
+      rng, [&] { qm.nf_idle(out); });  // a forged header is lost: its batch leaves without it
+  while (!refused.empty()) {           // the last burst's refused packets, through an honest NF
+    std::vector<VecPkt*> to_nf;
+    offer(to_nf);
+    ASSERT_FALSE(to_nf.empty()) << "refused with nothing in flight";
+    for (VecPkt* p : to_nf) qm.merge(p, 0, out);
+    qm.nf_idle(out);
+  }
   qm.drain(out);
   std::vector<VecPkt*> drained(out.data(), out.data() + out.size());
   check_out(drained, o);
