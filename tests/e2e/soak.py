@@ -2,8 +2,9 @@
 
 Each run replays a generated trace (every packet carries its id) into which crafted frames are
 interleaved — DSCP 63, IP length above the frame, payloads that start with a valid-looking nfpark
-tag, PayloadPark tag, NFSlicer escape token or a *predicted* NFSlicer token (the issue 14 attack:
-with the scrambler's seed known, the token of the k-th sliced packet is computable) — through
+tag, PayloadPark tag, NFSlicer escape token or the token the k-th sliced packet had under the old
+unkeyed generation scrambler (the issue 14 attack; generations are keyed since, so these are
+guesses that must never be spliced) — through
 `nfpark run` with every NF fault on: drops, delays past the slot lifetime (small stores),
 duplicates, reordering, corrupted and forged tags. Throughout the run its anonymous memory is
 sampled; afterwards:

@@ -19,7 +19,6 @@ namespace nfpark::fuzz {
 // Findings reported to the lead, fixed on other branches (docs/testing.md, "Open findings").
 inline constexpr std::string_view kOpenFindings[] = {
     "drop_notice_twice",  // secure/qmem: a late drop notification is counted as a switch drop
-    "config_ranges",      // config: TOML accepts what the flags reject (issue 14)
     "config_message",     // config: a TOML error quotes the file's raw newline (two-line error)
 };
 
