@@ -5,9 +5,17 @@
 namespace nfpark::dp {
 
 NfServer::NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagFormat> format,
-                   bool notify, const Faults& faults, rte_mempool* dup_pool, bool slicer)
+                   bool notify, const park::FaultConfig& faults, rte_mempool* dup_pool, bool slicer)
     : chain_(std::move(chain)), ep_(format, notify, slicer) {
-  if (faults.any()) faults_ = std::make_unique<FaultInjector>(faults, dup_pool);
+  if (faults.any()) {
+    park::TagShape shape;  // where this mode's tags are, for corruption and forging
+    if (slicer)
+      shape.kind = park::TagShape::kSlicerToken;
+    else if (format)
+      shape.kind = *format == park::TagFormat::kNfpark ? park::TagShape::kNfpark
+                                                       : park::TagShape::kPayloadPark;
+    faults_ = std::make_unique<FaultInjector>(faults, shape, dup_pool);
+  }
   out_.reserve(4 * kBurst);
 }
 

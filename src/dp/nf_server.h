@@ -23,7 +23,7 @@ class NfServer {
  public:
   // `slicer`: packets come from an NFSlicer shim (token instead of a parking tag).
   NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagFormat> format, bool notify,
-           const Faults& faults, rte_mempool* dup_pool, bool slicer = false);
+           const park::FaultConfig& faults, rte_mempool* dup_pool, bool slicer = false);
   // Puts Reframer in front of the chain (reframe/flow_reorder.h): packets are held per flow for
   // up to t_buff and reach the chain flow by flow.
   void set_reframer(const reframe::ReorderConfig& cfg);
