@@ -4,6 +4,7 @@ namespace nfpark::dp {
 
 void report_server(const NfServer& server, bool with_chain, RunResult& res) {
   res.nf_drops = server.nf_drops;
+  res.nf_drops_ended = server.nf_drops;  // the NF alone; report_mode counts the notices
   if (const FaultCounters* f = server.faults()) {
     res.fault_drops = f->dropped;
     res.duplicates = f->duplicated;
@@ -40,7 +41,9 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
   }
 }
 
-void report_mode(const SwitchMode& mode, RunResult& res) {
+void report_mode(const SwitchMode& mode, const NfServer& server, RunResult& res) {
+  res.nf_drops_ended = server.endpoint().drop_freed + mode.nf_drops_returned();
+  res.drops.values["nf"] = res.nf_drops_ended;
   mode.drop_reasons(res.drops.sink());
   mode.report(res.park.sink());
   res.held_at_exit = mode.held();

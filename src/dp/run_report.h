@@ -14,7 +14,7 @@ namespace nfpark::dp {
 // nf (the chain's counters, when `with_chain`, and server.*), and Reframer's results.
 void report_server(const NfServer& server, bool with_chain, RunResult& res);
 // The mode's drop reasons, its counters (park) and what it still held at exit.
-void report_mode(const SwitchMode& mode, RunResult& res);
+void report_mode(const SwitchMode& mode, const NfServer& server, RunResult& res);
 // "<name>.rx_packets", "<name>.rx_bytes", "<name>.tx_packets", "<name>.tx_bytes".
 void report_port(const std::string& name, const Port& p, RunResult& res);
 

@@ -166,7 +166,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   uint64_t too_long = sw_nf.too_long + (external_nf ? 0 : nf_side.too_long);
   for (int t = 0; t < traffic.size(); ++t) too_long += traffic[t].too_long;
   report_server(server, !external_nf, res);
-  report_mode(*mode, res);
+  report_mode(*mode, server, res);
   // Another process's NF answers for what it did; what it never sent back is named here, and
   // what it sent back beyond what it got (duplicates) is counted as such.
   uint64_t unanswered = 0;

@@ -69,6 +69,7 @@ class PayloadParkMode final : public SwitchMode {
   uint64_t drops() const override { return pp_.counters().packet_drops(); }
   uint64_t held() const override { return pp_.parked(); }
   void drop_reasons(const CounterSink& s) const override { pp_.counters().drop_reasons(s); }
+  uint64_t nf_drops_returned() const override { return pp_.counters().nf_drops_returned(); }
 
  private:
   park::PayloadPark<MbufOps> pp_;
@@ -116,6 +117,7 @@ class QueueMemMode final : public SwitchMode {
   uint64_t drops() const override { return qm_.counters().packet_drops(); }
   uint64_t held() const override { return qm_.counters().held_pkts; }
   void drop_reasons(const CounterSink& s) const override { qm_.counters().drop_reasons(s); }
+  uint64_t nf_drops_returned() const override { return qm_.counters().nf_drops_returned(); }
 
  private:
   park::QueueMem<MbufOps> qm_;

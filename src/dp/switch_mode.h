@@ -43,6 +43,9 @@ class SwitchMode {
   virtual uint64_t held() const = 0;
   // Per-reason drop counts for the run's "drops" object.
   virtual void drop_reasons(const CounterSink& sink) const = 0;
+  // NF drops that came back as drop notices and found what they named (the NF counts only the
+  // drops it frees; a notice that finds nothing is one of drops()).
+  virtual uint64_t nf_drops_returned() const { return 0; }
 };
 
 // `nic_pool`: the NIC-memory pool (nicmem mode), or nullptr.

@@ -41,6 +41,11 @@ struct ParkCounters {
   uint64_t packet_drops() const {
     return premature_evictions + bad_tag + wrong_slice + duplicate_headers + no_headroom;
   }
+  // NF drops that came back as drop notices and found the payload they named: counted as the
+  // NF's drops (the NF counts only the drops it frees itself). A notice that finds nothing —
+  // late (evicted), duplicated, corrupted — is counted above under its reason instead, so each
+  // packet is counted once whatever happens on the way back (fuzz finding drop_notice_twice).
+  uint64_t nf_drops_returned() const { return explicit_drops + explicit_drops_whole; }
   // The same, by reason.
   void drop_reasons(const CounterSink& s) const {
     s("premature_eviction", premature_evictions);

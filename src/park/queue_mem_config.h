@@ -103,6 +103,8 @@ struct QueueMemCounters {
   uint64_t packet_drops() const {
     return drop_id_mismatch + drop_no_headroom + bad_tag + stale_headers + duplicate_headers;
   }
+  // NF drops that came back as notices and found what they named (see ParkCounters).
+  uint64_t nf_drops_returned() const { return drop_explicit + drop_explicit_whole; }
   void drop_reasons(const CounterSink& s) const {
     s("id_mismatch", drop_id_mismatch);
     s("no_headroom", drop_no_headroom);

@@ -101,7 +101,10 @@ bool Loader::load_string(std::string_view text, const std::string& name, std::st
   try {
     root = std::make_shared<toml::table>(toml::parse(text, name));
   } catch (const toml::parse_error& e) {
-    err = name + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description());
+    std::string what(e.description());
+    for (char& c : what)  // toml++ may quote the text it choked on, newlines included
+      if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    err = name + ":" + std::to_string(e.source().begin.line) + ": " + what;
     return false;
   }
   return load_root(std::move(root), name, err);

@@ -34,7 +34,11 @@ struct RunResult {
   uint64_t packets_in = 0, bytes_in = 0, packets_out = 0, bytes_out = 0;
   uint64_t packets_to_nf = 0, bytes_to_nf = 0, packets_from_nf = 0, bytes_from_nf = 0;
   uint64_t nf_drops = 0, fault_drops = 0, duplicates = 0, switch_drops = 0;
-  CounterMap drops;  // reason -> count (NF drops included as "nf")
+  // NF drops as they ended: freed by the NF server, or sent back as notices that found their
+  // payload at the switch (a notice that found nothing is a switch drop). Equals nf_drops when
+  // nothing happens on the way back; the balance counts these ("nf" in drops).
+  uint64_t nf_drops_ended = 0;
+  CounterMap drops;  // reason -> count (NF drops as they ended included as "nf")
   CounterMap park;   // the mode's counters
   CounterMap nf;     // the chain's counters
   CounterMap faults;
@@ -56,7 +60,7 @@ struct RunResult {
   // The run did what it set out to do: not cut short by a signal, nor a replay by its timeout.
   bool completed() const { return end != End::kSignal && !(end == End::kTimeout && !live); }
   bool balanced() const {
-    return packets_in + duplicates == packets_out + nf_drops + fault_drops + switch_drops;
+    return packets_in + duplicates == packets_out + nf_drops_ended + fault_drops + switch_drops;
   }
   // The exit code (ExitCode) and, unless complete, one line saying why.
   int verdict(std::string& why) const;

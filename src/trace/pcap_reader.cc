@@ -197,7 +197,7 @@ bool TraceReader::read_idb(const uint8_t* b, uint32_t blen) {
   return true;
 }
 
-Nanos TraceReader::ticks_to_ns(const Iface& i, uint64_t t) const {
+bool TraceReader::ticks_to_ns(const Iface& i, uint64_t t, Nanos& out) const {
   __int128 ns;
   if (i.pow2) {
     ns = (__int128(t) * 1000000000) >> i.exp;
@@ -210,7 +210,10 @@ Nanos TraceReader::ticks_to_ns(const Iface& i, uint64_t t) const {
     for (int k = 9; k < i.exp; ++k) d *= 10;
     ns = __int128(t) / d;
   }
-  return Nanos(ns) + i.offset_s * kSecond;
+  ns += __int128(i.offset_s) * 1000000000;  // if_tsoffset: whole seconds, may be negative
+  if (ns > INT64_MAX || ns < INT64_MIN) return false;
+  out = Nanos(ns);
+  return true;
 }
 
 ReadStatus TraceReader::next_pcapng(PacketRecord& rec) {
@@ -268,7 +271,10 @@ ReadStatus TraceReader::next_pcapng(PacketRecord& rec) {
       return fail("packet " + std::to_string(n) + " truncated (block holds " +
                   std::to_string(body - hdr) + " bytes, captured length says " +
                   std::to_string(cap) + ")");
-    rec.ts = type == kSpb ? 0 : ticks_to_ns(ifaces_[iface], ticks);
+    rec.ts = 0;
+    if (type != kSpb && !ticks_to_ns(ifaces_[iface], ticks, rec.ts))
+      return fail("packet " + std::to_string(n) +
+                  ": timestamp out of range (beyond the year 2262 in nanoseconds; if_tsoffset?)");
     rec.data = b + hdr;
     rec.len = cap;
     rec.wire_len = orig < cap ? cap : orig;

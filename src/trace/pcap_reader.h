@@ -82,7 +82,8 @@ class TraceReader {
   static constexpr int kMaxIfaces = 64;
   Iface ifaces_[kMaxIfaces];
   int n_ifaces_ = 0;
-  Nanos ticks_to_ns(const Iface& i, uint64_t ticks) const;
+  // False when the time (with the interface's if_tsoffset) does not fit int64 nanoseconds.
+  bool ticks_to_ns(const Iface& i, uint64_t ticks, Nanos& out) const;
 };
 
 // Reads a whole file into `out` (appending). Returns false with `*error` set on failure.

@@ -149,7 +149,10 @@ def assert_accounting(res: Json) -> None:
     assert res["balanced"] is True, res
     assert res["pools_full"] is True, res
     drops = res["drops"]
-    assert drops.get("nf", 0) == res["nf_drops"], res
+    # "nf": NF drops as they ended (freed by the NF, or notices that found their payload); a
+    # notice lost, duplicated or corrupted on the way back is counted under a switch reason.
+    if not any(res.get("faults", {}).values()):
+        assert drops.get("nf", 0) == res["nf_drops"], res
     lhs = res["packets_in"] + res.get("duplicates", 0)
     rhs = res["packets_out"] + sum(int(v) for v in drops.values())
     assert lhs == rhs, f"in + dup = {lhs} but out + drops = {rhs}: {res}"

@@ -257,3 +257,24 @@ def test_undersized_queuemem_loses_nothing(lab: Lab, tmp_path: Path) -> None:
     assert c["peak_pkts"] <= 4 * 3
     cli.assert_same_multiset(base_out, out)
     assert cli.reorder(base_out, out)["flow_reordered"] == 0
+
+
+@pytest.mark.parametrize("mode", ["payloadpark", "queuemem"])
+def test_drop_notices_that_find_nothing_are_counted_once(lab: Lab, tmp_path: Path,
+                                                          mode: str) -> None:
+    """Fuzz finding drop_notice_twice: the NF drops most packets and sends notices back, but
+    delayed past the payload's lifetime and duplicated, so many notices find nothing. Each packet
+    is still counted once: a notice is counted where it ends (`drops.nf` when it found its
+    payload, a switch reason otherwise), the NF counts only what it frees. Counting every NF drop
+    at the NF (as before) counted the notices that found nothing twice: balanced was false."""
+    trace = fault_trace(lab)
+    cfg = tmp_path / "rl.toml"
+    cfg.write_text("[nf.ratelimit]\nrate_bps = 8000\nburst_bytes = 3000\n")
+    out = tmp_path / "out.pcap"
+    small = ["--slots", "64"] if mode == "payloadpark" else ["--qm-lost-after", "100"]
+    res = cli.run(trace, out, mode, "counter,ratelimit", "--nf-delay-us", "2000",
+                  "--nf-delay-share", "0.5", "--nf-dup", "0.2", *small, config=cfg)
+    check_run(trace, out, res)
+    assert res["nf_drops"] > 0.5 * res["packets_in"], res
+    # Some notices found nothing: the old count (nf_drops) would not have balanced.
+    assert res["drops"]["nf"] < res["nf_drops"], res["drops"]

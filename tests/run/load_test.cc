@@ -127,5 +127,14 @@ TEST(Loader, SyntaxErrorsNameTheLine) {
   EXPECT_EQ(err.rfind("t.toml:2: ", 0), 0u) << err;
 }
 
+// toml++ quotes the offending text, raw newline included: the error stays one line.
+TEST(Loader, SyntaxErrorsAreOneLine) {
+  Loader l;
+  std::string err;
+  EXPECT_FALSE(load(l, "4=n\n23.2=112\n", err));
+  EXPECT_EQ(err.find_first_of("\n\r"), std::string::npos) << err;
+  EXPECT_EQ(err.rfind("t.toml:1: ", 0), 0u) << err;
+}
+
 }  // namespace
 }  // namespace nfpark::run

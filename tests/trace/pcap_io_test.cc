@@ -156,6 +156,33 @@ TEST(Pcapng, ReadsBothByteOrders) {
   }
 }
 
+// if_tsoffset (option 14, seconds) is added to every timestamp; one that takes a time beyond
+// int64 nanoseconds is one clear error (it was signed overflow: undefined behaviour).
+TEST(Pcapng, TsOffsetIsAddedAndAnOverflowIsAnError) {
+  for (int64_t offset : {int64_t(100), int64_t(1) << 40}) {
+    Ng n{false, {}};
+    n.block(0x0A0D0D0A, n.body({0x1A2B3C4D, 0x00000001, 0xFFFFFFFF, 0xFFFFFFFF}));
+    Ng idb{false, {}};
+    idb.u16(1), idb.u16(0), idb.u32(0);
+    idb.u16(14), idb.u16(8), idb.u32(uint32_t(offset)), idb.u32(uint32_t(uint64_t(offset) >> 32));
+    idb.u16(0), idb.u16(0);
+    n.block(1, idb.b);
+    const uint64_t us = 1700000000654321ULL;
+    n.block(6, n.body({0, uint32_t(us >> 32), uint32_t(us), 64, 64}, 64));
+    std::string f = tmp("tsoffset.pcapng"), err;
+    write_bytes(f, n.b);
+    Trace t;
+    if (offset == 100) {
+      ASSERT_TRUE(load_trace(f, t, &err)) << err;
+      EXPECT_EQ(t[0].ts, 1700000100654321000LL);
+    } else {
+      EXPECT_FALSE(load_trace(f, t, &err));
+      EXPECT_NE(err.find("timestamp out of range"), std::string::npos) << err;
+    }
+    std::remove(f.c_str());
+  }
+}
+
 TEST(Pcapng, EditcapConversionReadsBack) {
   if (std::system("command -v editcap >/dev/null 2>&1") != 0) GTEST_SKIP() << "no editcap";
   Trace t = small_trace(50);
