@@ -7,6 +7,8 @@
 //   peers_lib_bench            full run (5 reps, 256k lookups per case; ~1-2 min of CPU)
 //   peers_lib_bench --quick    3 reps, 64k lookups (< 30 s of CPU)
 //   NFPARK_BENCH_ONLY=acl|lpm|hash   one section
+//   peers_lib_bench --write-rules N FILE   writes the firewall's default N rules (seed 1) as a
+//                                          rule file (for the peers that need them as text)
 //
 // Every ratio is the peer's time per lookup over nfpark's (min over the interleaved reps, thread
 // CPU time; [range of the per-rep ratios]): > 1 = nfpark faster. Printed at the end as
@@ -14,6 +16,7 @@
 // EAL runs without hugepages (4 KiB pages: more TLB misses for the 1M-flow tables, both sides).
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "dp/eal.h"
 #include "peer_acl.h"
@@ -24,7 +27,18 @@
 using namespace nfpark;
 using namespace nfpark::bench;
 
+// The firewall's default rule set in rule-file syntax (acl_rule.h), one rule per line.
+static int write_rules(const char* n, const char* path) {
+  std::ofstream out(path);
+  for (const nf::AclRule& r : nf::generate_passing_rules(std::strtoull(n, nullptr, 10), 1))
+    out << r.to_string() << "\n";
+  out.close();
+  if (!out) std::fprintf(stderr, "peers_lib_bench: cannot write %s\n", path);
+  return out ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--write-rules") == 0) return write_rules(argv[2], argv[3]);
   PeerOpts o;
   o.quick = parse_quick(argc, argv,
                         "usage: peers_lib_bench [--quick]\n"
