@@ -2,6 +2,10 @@
 # Runs every benchmark in bench/ and prints a summary of the ratios (`make bench`).
 #   scripts/bench.sh             full runs (each bench < 60 s of CPU; longer on a busy machine)
 #   scripts/bench.sh --quick     quick runs (each < 10 s of CPU)
+#   scripts/bench.sh --peers [--quick]   nfpark against its peers (DPDK's libraries, dpdk-testpmd,
+#                                Open vSwitch with DPDK, the kernel's nftables, FastClick when
+#                                NFPARK_FASTCLICK names its `click`), interleaved, same run:
+#                                `RATIO peer ...` and `SKIP peer ...` lines (scripts/peers/run.py)
 #   BUILD_DIR=/tmp/b scripts/bench.sh   use another build directory (default: build/)
 # Full outputs go to bench/results/<UTC time>/<bench>.txt (git-ignored). A bench that is not
 # built (e.g. the DPDK ones with NFPARK_WITH_DPDK=OFF) is reported as skipped, not failed.
@@ -9,13 +13,29 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
-case "${1:-}" in
-  --quick) quick=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
-esac
+peers=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --peers) peers=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "usage: scripts/bench.sh [--quick] [--peers]" >&2; exit 2 ;;
+  esac
+done
 build=${BUILD_DIR:-build}
+if [ -n "$peers" ]; then
+  # The peers' packages are installed here, never by the test command (scripts/peers/install.sh
+  # says what it could not install; the peer is then reported as skipped with that reason).
+  scripts/peers/install.sh >&2 || true
+  out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)-peers${quick:+-quick}"
+  mkdir -p "$out"
+  py=.venv/bin/python
+  [ -x "$py" ] || py=python3
+  BUILD_DIR=$build "$py" scripts/peers/run.py ${quick:+--quick} 2>&1 | tee "$out/peers.txt"
+  status=${PIPESTATUS[0]}
+  echo "full output: $out/peers.txt"
+  exit "$status"
+fi
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)${quick:+-quick}"
 mkdir -p "$out"
 

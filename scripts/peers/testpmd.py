@@ -10,12 +10,23 @@ Frames: nfpark's generator, UDP, 1000 flows, 64 B and 1500 B (--quick: 64 B).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from pathlib import Path
 
-from common import PeerError, Ratio, Report, Run, cost_ns, gen_trace, have, nfpark_bin, run_for
+from common import (
+    PeerError,
+    Ratio,
+    Report,
+    Run,
+    cost_ns,
+    gen_trace,
+    have,
+    nfpark_bin,
+    run_for,
+)
 
 PAIRS = [("io", "forward"), ("macswap", "macswap")]
 
@@ -64,15 +75,15 @@ def run(report: Report, scratch: Path, quick: bool) -> None:
         report.skip("testpmd", "dpdk-testpmd not found (Debian package dpdk-dev)")
         return
     reps = 2 if quick else 3
-    short_s, long_s = (0.5, 1.5) if quick else (1.0, 3.0)
+    short_s, long_s = (0.5, 2.5) if quick else (1.0, 5.0)
     for size in [64] if quick else [64, 1500]:
         trace = gen_trace(scratch / f"tp{size}.pcap", 4096, 1000, 1, size)
         for mode, chain in PAIRS:
             r = Ratio()
             try:
                 for _ in range(reps):
-                    nf = cost_ns(lambda s: nfpark_run(trace, chain, s), short_s, long_s)
-                    tp = cost_ns(lambda s: testpmd_run(trace, mode, s), short_s, long_s)
+                    nf = cost_ns(functools.partial(nfpark_run, trace, chain), short_s, long_s)
+                    tp = cost_ns(functools.partial(testpmd_run, trace, mode), short_s, long_s)
                     r.add(nf, tp)
                     print(f"  testpmd {mode} vs nfpark {chain}, {size} B: testpmd {tp:.1f} ns/pkt,"
                           f" nfpark {nf:.1f} ns/pkt", flush=True)
