@@ -81,8 +81,8 @@ echo "== summary ($out)"
 # Ratio benches print "RATIO ..." lines; the older benches print ratios in their own tables.
 cat "$out"/*.txt 2>/dev/null | grep '^RATIO ' | sed 's/^RATIO /  /'
 if [ -f "$out/nf_bench.txt" ]; then
-  echo "  nf_bench (ratios vs forward / SLF 8 vs 1 / stored FastClick figure):"
-  grep -E 'FastClick [0-9.]+ Mpps|ACL cost in the same run' "$out/nf_bench.txt" | sed 's/^/    /'
+  echo "  nf_bench (ratios vs forward / SLF 8 vs 1; FastClick only from --peers, same run):"
+  grep -E "FastClick|ACL cost in the same run" "$out/nf_bench.txt" | sed 's/^/    /'
 fi
 if [ -f "$out/acl_bench.txt" ]; then
   echo "  acl_bench (tree vs linear scan, same keys):"
