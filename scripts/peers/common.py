@@ -91,6 +91,11 @@ def scratch() -> Path:
 
 def cleanup(d: Path) -> None:
     shutil.rmtree(d, ignore_errors=True)
+    # DPDK's run-time directories of the processes this run started (file prefixes end in
+    # this process's id: nfpeers, nfpkovs, nfpeerfc, peerwire).
+    for p in Path("/var/run/dpdk").glob(f"*{os.getpid()}"):
+        if p.name.startswith(("nfpeers", "nfpkovs", "nfpeerfc", "peerwire")):
+            shutil.rmtree(p, ignore_errors=True)
 
 
 @dataclass

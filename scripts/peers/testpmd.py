@@ -50,12 +50,13 @@ def testpmd_run(trace: Path, mode: str, seconds: float) -> tuple[Run, int]:
     return r, int(m.group(1))
 
 
-def nfpark_run(trace: Path, chain: str, seconds: float) -> tuple[Run, int]:
+def nfpark_run(trace: Path, chain: str, seconds: float, cfg: Path | None = None,
+               mbufs: int = 32768) -> tuple[Run, int]:
     a, b = ports(trace)
     cmd = [
-        str(nfpark_bin()), "run", "--mode", "baseline", "--chain", chain, "--traffic",
-        f"vdev:{a}+vdev:{b}", "--timeout", str(seconds), "--json", "--no-progress",
-        "--pool-mbufs", "32768",
+        str(nfpark_bin()), "run", *([str(cfg)] if cfg else []), "--mode", "baseline", "--chain",
+        chain, "--traffic", f"vdev:{a}+vdev:{b}", "--timeout", str(seconds), "--json",
+        "--no-progress", "--pool-mbufs", str(mbufs),
     ]
     r = run_for(cmd, None)
     try:
