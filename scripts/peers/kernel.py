@@ -24,6 +24,7 @@ nfpark a copy and a system call per burst each way. Needs root, ip, nft; skipped
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -144,6 +145,8 @@ def delivered_mpps(trace: Path, window_s: float) -> float:
         except subprocess.TimeoutExpired:
             src.kill()
             src.wait()
+        # `ip netns exec` execs the source: its EAL file prefix ends in this pid.
+        shutil.rmtree(f"/var/run/dpdk/peerwire{src.pid}", ignore_errors=True)
 
 
 def nfpark_mpps(trace: Path, cfg: Path, window_s: float) -> float:
