@@ -57,6 +57,8 @@ def main() -> int:
                 PEERS[name](report, d, a.quick)
             except common.PeerError as e:
                 report.fail(name, str(e))
+            except (OSError, ValueError, KeyError, RuntimeError) as e:  # the next peer still runs
+                report.fail(name, f"{type(e).__name__}: {e}")
             print(f"   ({name}: {time.monotonic() - t0:.0f} s)", flush=True)
     finally:
         common.cleanup(d)
