@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -230,12 +231,54 @@ void flow_table_bench(size_t flows, size_t lookups) {
 
 }  // namespace
 
+// FastClick's comparison chain. FastClick's rates come from the same run of the peer bench
+// (scripts/peers/fastclick.py measures FastClick's `click` on the same generator's trace and
+// passes its Mpps in NFPARK_FASTCLICK_MPPS="WITH_ACL,WITHOUT_ACL"); without it no FastClick
+// figure is printed (no stored constants: a figure from another run is not a comparison).
+void fastclick_section(const Flows* flows100k, size_t packets) {
+  std::printf(
+      "\n== FastClick comparison chain (100k flows, SLF 1, 1500 B): classify + ACL(1000 rules) + "
+      "flow table + LB + counter\n");
+  Flows own;
+  if (!flows100k || flows100k->n == 0) own = make_flows(100'000);
+  Trace t100k(own.n ? own : *flows100k, 1, packets);
+  Row with_acl = measure("firewall,lb,counter", t100k, 1000);
+  Row without = measure("lb,counter", t100k, 1000);
+  double fc_acl = 0, fc_noacl = 0;
+  const char* env = std::getenv("NFPARK_FASTCLICK_MPPS");
+  const bool have_fc =
+      env && std::sscanf(env, "%lf,%lf", &fc_acl, &fc_noacl) == 2 && fc_acl > 0 && fc_noacl > 0;
+  for (auto [r, fc] : {std::pair{with_acl, fc_acl}, std::pair{without, fc_noacl}}) {
+    if (r.ns == 0) {
+      std::printf("%-22s n/a\n", r.chain.c_str());
+      continue;
+    }
+    if (have_fc)
+      std::printf("%-22s %8.2f Mpps  (FastClick %.2f Mpps, same run: %.1fx)\n", r.chain.c_str(),
+                  1e3 / r.ns, fc, 1e3 / r.ns / fc);
+    else
+      std::printf(
+          "%-22s %8.2f Mpps  (FastClick: not measured in this run; "
+          "scripts/bench.sh --peers with NFPARK_FASTCLICK)\n",
+          r.chain.c_str(), 1e3 / r.ns);
+  }
+  if (with_acl.ns > 0 && without.ns > 0)
+    std::printf("ACL cost in the same run: with/without = %.2fx time\n", with_acl.ns / without.ns);
+}
+
 int main(int argc, char** argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 1 && !quick) {
+  const bool fastclick_only = argc > 1 && std::strcmp(argv[1], "--fastclick") == 0;
+  if (argc > 1 && !quick && !fastclick_only) {
     std::printf(
-        "usage: nf_bench [--quick]\n  full run < 60 s; --quick < 5 s (1k and 100k flows)\n");
+        "usage: nf_bench [--quick | --fastclick]\n  full run < 60 s; --quick < 5 s (1k and 100k "
+        "flows); --fastclick: only FastClick's comparison chain (scripts/peers/fastclick.py)\n");
     return 2;
+  }
+  if (fastclick_only) {
+    fastclick_section(nullptr, 200'000);
+    std::printf("\ntotal %.1f s CPU\n", cpu_seconds());
+    return 0;
   }
   const size_t big = quick ? 100'000 : 1'000'000;
   const size_t packets = quick ? 100'000 : 1'000'000;
@@ -291,24 +334,7 @@ int main(int argc, char** argv) {
         std::printf("%-22s %9zu flows: %.2fx\n", a.chain.c_str(), a.flows, a.ns / b.ns);
   }
 
-  std::printf(
-      "\n== FastClick comparison chain (100k flows, SLF 1, 1500 B): classify + ACL(1000 rules) + "
-      "flow table + LB + counter\n");
-  if (f100k.n == 0) f100k = make_flows(100'000);
-  Trace t100k(f100k, 1, packets);
-  Row with_acl = measure("firewall,lb,counter", t100k, 1000);
-  Row without = measure("lb,counter", t100k, 1000);
-  const double fc_acl = 0.34, fc_noacl = 2.86;  // Mpps, FastClick on this machine (issue 6)
-  for (auto [r, fc] : {std::pair{with_acl, fc_acl}, std::pair{without, fc_noacl}}) {
-    if (r.ns == 0) {
-      std::printf("%-22s n/a\n", r.chain.c_str());
-      continue;
-    }
-    std::printf("%-22s %8.2f Mpps  (FastClick %.2f Mpps: %.1fx)\n", r.chain.c_str(), 1e3 / r.ns, fc,
-                1e3 / r.ns / fc);
-  }
-  if (with_acl.ns > 0 && without.ns > 0)
-    std::printf("ACL cost in the same run: with/without = %.2fx time\n", with_acl.ns / without.ns);
+  fastclick_section(&f100k, packets);
   std::printf("\ntotal %.1f s CPU, ", cpu_seconds());
   std::printf("%.1f s wall\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());

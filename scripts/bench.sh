@@ -2,6 +2,10 @@
 # Runs every benchmark in bench/ and prints a summary of the ratios (`make bench`).
 #   scripts/bench.sh             full runs (each bench < 60 s of CPU; longer on a busy machine)
 #   scripts/bench.sh --quick     quick runs (each < 10 s of CPU)
+#   scripts/bench.sh --peers [--quick]   nfpark against its peers (DPDK's libraries, dpdk-testpmd,
+#                                Open vSwitch with DPDK, the kernel's nftables, FastClick when
+#                                NFPARK_FASTCLICK names its `click`), interleaved, same run:
+#                                `RATIO peer ...` and `SKIP peer ...` lines (scripts/peers/run.py)
 #   BUILD_DIR=/tmp/b scripts/bench.sh   use another build directory (default: build/)
 # Full outputs go to bench/results/<UTC time>/<bench>.txt (git-ignored). A bench that is not
 # built (e.g. the DPDK ones with NFPARK_WITH_DPDK=OFF) is reported as skipped, not failed.
@@ -9,13 +13,29 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
-case "${1:-}" in
-  --quick) quick=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
-esac
+peers=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --peers) peers=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "usage: scripts/bench.sh [--quick] [--peers]" >&2; exit 2 ;;
+  esac
+done
 build=${BUILD_DIR:-build}
+if [ -n "$peers" ]; then
+  # The peers' packages are installed here, never by the test command (scripts/peers/install.sh
+  # says what it could not install; the peer is then reported as skipped with that reason).
+  scripts/peers/install.sh >&2 || true
+  out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)-peers${quick:+-quick}"
+  mkdir -p "$out"
+  py=.venv/bin/python
+  [ -x "$py" ] || py=python3
+  BUILD_DIR=$build "$py" scripts/peers/run.py ${quick:+--quick} 2>&1 | tee "$out/peers.txt"
+  status=${PIPESTATUS[0]}
+  echo "full output: $out/peers.txt"
+  exit "$status"
+fi
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)${quick:+-quick}"
 mkdir -p "$out"
 
@@ -61,8 +81,8 @@ echo "== summary ($out)"
 # Ratio benches print "RATIO ..." lines; the older benches print ratios in their own tables.
 cat "$out"/*.txt 2>/dev/null | grep '^RATIO ' | sed 's/^RATIO /  /'
 if [ -f "$out/nf_bench.txt" ]; then
-  echo "  nf_bench (ratios vs forward / SLF 8 vs 1 / stored FastClick figure):"
-  grep -E 'FastClick [0-9.]+ Mpps|ACL cost in the same run' "$out/nf_bench.txt" | sed 's/^/    /'
+  echo "  nf_bench (ratios vs forward / SLF 8 vs 1; FastClick only from --peers, same run):"
+  grep -E "FastClick|ACL cost in the same run" "$out/nf_bench.txt" | sed 's/^/    /'
 fi
 if [ -f "$out/acl_bench.txt" ]; then
   echo "  acl_bench (tree vs linear scan, same keys):"

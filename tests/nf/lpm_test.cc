@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "nf/lpm_prefix.h"
 
 namespace nfpark::nf {
@@ -51,6 +53,39 @@ TEST(Lpm, MissWithoutDefaultAndShortPrefixesAcrossTheRoot) {
   EXPECT_EQ(look4(t, "172.32.0.0"), Lpm::kNoRoute);
   EXPECT_EQ(look4(t, "172.15.255.255"), Lpm::kNoRoute);
   EXPECT_EQ(t.groups(), 0u);  // /12 expands in the root only
+}
+
+// Every lookup against a brute-force longest match, on routes dense enough to build 3-level
+// IPv4 walks (a few /8s, lengths 0..32) and keys near them: guards the branch-free IPv4 walk.
+TEST(Lpm, Ipv4MatchesBruteForceOnDenseRandomRoutes) {
+  uint64_t s = 12345;
+  auto rnd = [&] { return s = s * 6364136223846793005ULL + 1442695040888963407ULL, s >> 33; };
+  struct R {
+    uint32_t addr;
+    int len;
+    uint32_t v;
+  };
+  std::vector<R> routes;
+  Lpm t(4);
+  for (uint32_t i = 0; i < 3000; ++i) {
+    const int len = int(rnd() % 33);
+    uint32_t a = uint32_t(10 + rnd() % 3) << 24 | uint32_t(rnd() & 0xFFFFFF);
+    a = len == 0 ? 0 : a & ~0u << (32 - len);
+    const uint8_t b[4] = {uint8_t(a >> 24), uint8_t(a >> 16), uint8_t(a >> 8), uint8_t(a)};
+    ASSERT_TRUE(t.insert(b, len, i));
+    routes.push_back({a, len, i});
+  }
+  for (int k = 0; k < 20000; ++k) {
+    uint32_t a = uint32_t(rnd()) << 1 ^ uint32_t(rnd());
+    if (k % 4) a = (routes[rnd() % routes.size()].addr & 0xFFFFFF00u) | (a & 0xFF);
+    uint32_t want = Lpm::kNoRoute;
+    int best = -1;
+    for (const R& r : routes)  // longest wins; equal prefixes: the last insert
+      if ((r.len == 0 || (a ^ r.addr) >> (32 - r.len) == 0) && r.len >= best)
+        best = r.len, want = r.v;
+    const uint8_t b[4] = {uint8_t(a >> 24), uint8_t(a >> 16), uint8_t(a >> 8), uint8_t(a)};
+    ASSERT_EQ(t.lookup(b), want) << "key " << a;
+  }
 }
 
 TEST(Lpm, Ipv6Prefixes) {
