@@ -36,7 +36,10 @@ bool QueueMemProgram::reserve(std::string& err) {
 // Packets QueueMem released (whole packets) go out through their port's header queue.
 void QueueMemProgram::flush_out(Pass& pass, Packet* except) {
   for (size_t i = 0; i < to_out_.size(); ++i)
-    if (to_out_[i] != except) pass.enqueue(to_out_[i], to_out_[i]->out_port, hq_);
+    if (to_out_[i] != except) {
+      to_out_[i]->user = kReleased;  // leaves as it is at its egress pass
+      pass.enqueue(to_out_[i], to_out_[i]->out_port, hq_);
+    }
   to_out_.clear();
 }
 
@@ -104,7 +107,9 @@ bool QueueMemProgram::egress(Pass& pass, Packet* p) {
   if (port >= topo_.traffic) return true;  // to an NF server
   qm_.store().begin(pass);
   bool send;
-  if (p->queue == hq_) {  // back from the NF: QueueMem stores it, or it leaves whole
+  if (p->queue == hq_ && p->user == kReleased) {  // a whole packet QueueMem released
+    send = true;
+  } else if (p->queue == hq_) {  // back from the NF: QueueMem stores it, or it leaves whole
     last_back_ = pass.now();
     const auto& c = qm_.counters();
     const uint64_t stored_before = c.headers_returned, drops_before = c.packet_drops();

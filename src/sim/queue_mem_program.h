@@ -60,6 +60,8 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   uint16_t header_queue() const { return hq_; }
   // Bytes of registers a header-array entry takes (P4: 15 blocks x 4 B + the id).
   static constexpr uint64_t kEntryBytes = 64;
+  // record->user of a packet QueueMem released into the header queue (not a header to merge)
+  static constexpr uint16_t kReleased = 0x5104;
 
  private:
   using QM = park::QueueMem<SimBuffer, SwitchQueueStore>;
