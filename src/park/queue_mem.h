@@ -400,7 +400,7 @@ class QueueMem {
       store_.leave(*this, q, l, to_out);
       st_.free_slot(e.idx);
     }
-    st_.pop_head(s, store_.resume(q));
+    st_.pop_head(s, store_.resume(q, s));
   }
   // A packet joined the open batch at header-array entry idx: a new batch pauses its queue.
   void place(uint32_t idx, Handle pkt) {

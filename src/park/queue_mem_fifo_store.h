@@ -9,9 +9,12 @@
 //                          the batch of `queue` is released; `l` (QueueMem::Leaving) is one of its
 //                          packets, in FIFO order: S calls qm.reconstruct(l, to_out) when that
 //                          packet physically leaves
-//   resume(queue) -> bool  after the last leave(): the queue may drain. True: it is empty and
-//                          free for another batch now; false: S calls qm.queue_drained(queue)
-//                          once its last payload is gone
+//   resume(queue, slice) -> bool
+//                          after the last leave(): the queue may drain (`slice`: the batch's
+//                          ordering domain; batches of one slice must drain one after the other
+//                          for a flow to keep its order). True: it is empty and free for another
+//                          batch now; false: S calls qm.queue_drained(queue) once its last
+//                          payload is gone
 // Here every call but leave() is a no-op and leave() rebuilds the packet at once: exactly the
 // dataplane's behaviour before the seam. The simulator's store (src/sim/queue_mem_program.h)
 // keeps payloads in the switch model's paused egress queues instead.
@@ -28,7 +31,7 @@ struct SoftwareFifoStore {
   void leave(QM& qm, uint32_t, const Leaving& l, Out& to_out) {
     qm.reconstruct(l, to_out);
   }
-  bool resume(uint32_t) { return true; }
+  bool resume(uint32_t, uint32_t) { return true; }
 };
 
 }  // namespace nfpark::park

@@ -15,6 +15,8 @@ QueueMemProgram::QueueMemProgram(Switch& sw, const Topology& t, const park::Queu
                                  Picos poll)
     : sw_(sw), topo_(t), qm_(for_switch(c, t)), hq_(c.queues), poll_every_(poll) {
   qm_.store().bind(qm_.config().ports, qm_.config().queues);
+  qm_.store().set_reconstruct(
+      [this](const SwitchQueueStore::Leaving& l) { qm_.reconstruct(l, to_out_); });
 }
 
 bool QueueMemProgram::reserve(std::string& err) {

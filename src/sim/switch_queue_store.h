@@ -6,14 +6,17 @@
 //             before the payload enters the queue). Refused (a second command in the pass) is
 //             counted: it never happens, since resumes are issued only when a pass has no command.
 //  hold(q, p) the payload enters queue q of its output port (shared buffer, tail drop).
-//  leave()    the batch was released: its packets are remembered in FIFO order; a queued whole
-//             packet ahead of every payload leaves at once, one behind a payload leaves right
-//             after that payload (the header queue outranks the payload queues), so a flow keeps
-//             its order.
-//  resume(q)  queue q may drain: an AFC resume is queued and issued by the next pass that has no
-//             command of its own (normally the header's egress pass that completed the batch:
-//             effective egress latency later). q is not reused until its last payload is gone
-//             (QueueMem::queue_drained): a batch resumed late can never release the next one.
+//  leave()    the batch was released: its packets are remembered in FIFO order.
+//  resume(q, s) queue q may drain once the earlier batches of its slice s have drained (two
+//             queues draining at once interleave round robin at the port, and a flow spread
+//             over both would be reordered). Its turn: queued whole packets ahead of its first
+//             payload leave at once (through the header queue, which outranks the payload
+//             queues), one behind a payload right after that payload, so a flow keeps its
+//             order; an AFC resume is queued and issued by the next pass that has no command of
+//             its own (normally the header's egress pass that completed the batch, or the egress
+//             pass of the slice's previous batch's last payload: effective the egress latency
+//             later). q is not reused until its last payload is gone (QueueMem::queue_drained):
+//             a batch resumed late can never release the next one.
 //  dequeued() the traffic manager dequeued a payload of q (egress): QueueMem::reconstruct
 //             rebuilds or drops it. A payload dequeued before its batch was released leaked:
 //             it is dropped there (P4 PacketReconstruct: its id is not in the header array yet)
@@ -22,6 +25,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "park/emitter.h"
@@ -52,32 +56,29 @@ class SwitchQueueStore {
     pass_->enqueue(p, port(q), local(q));
   }
   template <class QM>
-  void leave(QM& qm, uint32_t q, const Leaving& l, park::Emitter<Packet*>& to_out) {
+  void leave(QM&, uint32_t q, const Leaving& l, park::Emitter<Packet*>&) {
     if (l.hdr) --stored_;
     if (l.pkt && l.pkt->user != kHeld) {  // tail-dropped (counted by the switch) or leaked
-      if (l.pkt->user == kLeaked) ++leaked_resolved_;
       --payloads_;
       l.pkt->pool->free(l.pkt);
       if (l.hdr) l.hdr->pool->free(l.hdr);
       return;
     }
-    Queue& Q = q_[q];
-    if (!l.pkt && Q.pending.size() == Q.head) return qm.reconstruct(l, to_out);
-    Q.pending.push_back(l);
+    q_[q].pending.push_back(l);
   }
-  bool resume(uint32_t q) {
-    Queue& Q = q_[q];
-    if (Q.pending.size() == Q.head) {  // no payload left in it: free now (stays paused: harmless)
-      Q.pending.clear();
-      Q.head = 0;
-      return true;
+  // The batch of q (slice s) was released: it drains once the slice's earlier batches have.
+  bool resume(uint32_t q, uint32_t s) {
+    q_[q].slice = s;
+    if (s >= slice_.size()) slice_.resize(s + 1);
+    if (slice_[s].busy) {
+      slice_[s].waiting.push_back(q);
+      return false;
     }
-    resumes_.push_back(q);
-    return false;
+    return start(q);
   }
 
-  // A payload record left queue `q` of its port. True: it goes out (rebuilt); packets released
-  // behind it are in to_out.
+  // A payload record left queue `q` of its port (egress). True: it goes out, rebuilt; packets
+  // released behind it (whole packets) are in to_out.
   template <class QM>
   bool dequeued(QM& qm, uint32_t q, Packet* p, park::Emitter<Packet*>& to_out) {
     Queue& Q = q_[q];
@@ -92,10 +93,18 @@ class SwitchQueueStore {
     const bool out = to_out.size() > before;  // rebuilt (else dropped and counted)
     while (Q.head < Q.pending.size() && !Q.pending[Q.head].pkt)
       qm.reconstruct(Q.pending[Q.head++], to_out);
-    if (Q.head == Q.pending.size()) {
+    if (Q.head == Q.pending.size()) {  // drained: the slice's next batch may go
       Q.pending.clear();
       Q.head = 0;
       qm.queue_drained(q);
+      Slice& sl = slice_[Q.slice];
+      sl.busy = false;
+      while (!sl.waiting.empty()) {
+        const uint32_t next = sl.waiting.front();
+        sl.waiting.pop_front();
+        if (!start(next)) break;
+        qm.queue_drained(next);  // it had no payload in the switch
+      }
     }
     return out;
   }
@@ -113,6 +122,9 @@ class SwitchQueueStore {
     resumes_.clear();
   }
   void tail_dropped(Packet* p) { p->user = kTailDropped; }
+  // How a released packet that leaves outside a payload's egress pass (a whole packet ahead of
+  // every payload of its batch) is handed to QueueMem::reconstruct.
+  void set_reconstruct(std::function<void(const Leaving&)> f) { reconstruct_ = std::move(f); }
   void stored() { ++stored_; }
 
   uint64_t leaked() const { return leaked_; }
@@ -123,14 +135,35 @@ class SwitchQueueStore {
   struct Queue {
     std::vector<Leaving> pending;  // released, in FIFO order; [head, end) still to leave
     size_t head = 0;
+    uint32_t slice = 0;
   };
+  struct Slice {
+    bool busy = false;             // one of its batches is draining
+    std::deque<uint32_t> waiting;  // released batches (queues) waiting for it, in order
+  };
+  // Queue q's turn to drain: whole packets ahead of its first payload leave now; true when
+  // nothing of it is in the switch (free at once), else its resume is queued.
+  bool start(uint32_t q) {
+    Queue& Q = q_[q];
+    while (Q.head < Q.pending.size() && !Q.pending[Q.head].pkt) reconstruct_(Q.pending[Q.head++]);
+    if (Q.head == Q.pending.size()) {
+      Q.pending.clear();
+      Q.head = 0;
+      return true;
+    }
+    slice_[Q.slice].busy = true;
+    resumes_.push_back(q);
+    return false;
+  }
   uint16_t port(uint32_t q) const { return uint16_t(q / per_port_); }
   uint16_t local(uint32_t q) const { return uint16_t(q % per_port_); }
 
   Pass* pass_ = nullptr;
   uint16_t per_port_ = 1;
   std::vector<Queue> q_;
+  std::vector<Slice> slice_;
   std::deque<uint32_t> resumes_;
+  std::function<void(const Leaving&)> reconstruct_;
   uint64_t leaked_ = 0, leaked_resolved_ = 0, pause_refused_ = 0;
   uint64_t payloads_ = 0, stored_ = 0;  // records QUEUE-MEM owns: payloads, stored headers
 };
