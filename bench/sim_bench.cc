@@ -5,10 +5,13 @@
 //   sim_bench [--quick] CASE   only that case
 //
 // Cases (each a full run: traffic ports -> switch model -> NF server model -> back -> out):
+//   tbps_queuemem   QUEUE-MEM at 1.4 Tbps (Fig. 15): 14 x 100 Gbps of 1500 B frames, payloads in
+//                   the switch's egress queues, headers to one NF server over a 100 Gbps link;
+//                   the P4's 31 queues a port, 15 slices, batches of 20. The issue's benchmark.
 //   tbps_park_all   14 x 100 Gbps of 1500 B frames (1.4 Tbps, 116 Mpps), PayloadPark parking the
 //                   whole payload: only headers go to one NF server over a 100 Gbps link — the
 //                   per-packet work QUEUE-MEM's 1.4 Tbps case has (split, header to the NF,
-//                   chain, merge), until QUEUE-MEM itself runs in the simulator (issue 15 part 2).
+//                   chain, merge) without the batches and AFC commands.
 //   pp160_256       PayloadPark 160 B, 2 x 40 Gbps of 256 B frames, FW->NAT on a CPU-bound
 //                   server (scenarios/payloadpark-size.toml's hardest point).
 //   baseline_1500   the baseline (whole packets to the NF server), 1 x 100 Gbps of 1500 B.
@@ -47,6 +50,15 @@ SimRunConfig tbps_park_all(Picos duration) {
   c.nf.service.header_ns = c.nf.service.whole_ns = 40;
   c.duration = duration;
   c.reorder = false;
+  return c;
+}
+
+SimRunConfig tbps_queuemem(Picos duration) {
+  SimRunConfig c = tbps_park_all(duration);
+  c.mode = SimMode::kQueueMem;
+  c.sw.apply_preset("tofino2");
+  c.queuemem.lost_after = 5 * kMicro;
+  c.queuemem.seal_after = 10 * kMicro;
   return c;
 }
 
@@ -97,7 +109,8 @@ int main(int argc, char** argv) {
   struct Case {
     const char* name;
     SimRunConfig cfg;
-  } cases[] = {{"tbps_park_all", tbps_park_all(dur)},
+  } cases[] = {{"tbps_queuemem", tbps_queuemem(dur)},
+               {"tbps_park_all", tbps_park_all(dur)},
                {"pp160_256", pp160_256(dur)},
                {"baseline_1500", baseline_1500(dur)}};
   constexpr double kTarget = 5e6;

@@ -10,7 +10,7 @@ from conftest import run_cli
 from nfpark.repro import REPROS
 
 NAMES = ["payloadpark_goodput", "nfslicer_bytes", "queuemem_drops", "queuemem_reorder",
-         "reframer_slf"]
+         "queuemem_tbps", "reframer_slf"]
 
 
 def test_list_names_every_entry_with_paper_and_figure() -> None:

@@ -67,7 +67,7 @@ def test_quick_run_writes_json_and_png_with_both_sides(
     assert doc["name"] == repro.name and doc["paper"] == repro.paper and doc["quick"] is True
     assert doc["seconds"] < 60
     assert doc["commands"] and all(c.startswith("nfpark ") for c in doc["commands"])
-    assert any(" run --json " in c for c in doc["commands"])
+    assert any(" run --json " in c or (" sim " in c and " --json" in c) for c in doc["commands"])
     for panel in doc["panels"]:
         assert panel["x_label"] and panel["y_label"] and panel["title"]
         nf = [s for s in panel["series"] if s["source"] == "nfpark"]
@@ -133,6 +133,20 @@ def test_queuemem_reorder_numbers(tmp_path_factory: pytest.TempPathFactory) -> N
         assert _row(doc, f"SLF {k}", "lost")["nfpark"] == 0
         assert _row(doc, f"SLF {k}", "out of order, per flow")["nfpark"] < 0.01
     assert _row(doc, "SLF 20", "extent max, per flow")["paper"] == 10
+
+
+def test_queuemem_tbps_numbers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _, doc, _, _ = _quick("queuemem_tbps", tmp_path_factory)
+    qm = "queuemem at 1400 Gbps"
+    assert abs(_row(doc, qm, "output")["nfpark"] - 1400) < 14  # sustains 1.4 Tbps
+    assert _row(doc, qm, "lost")["nfpark"] == 0
+    assert _row(doc, qm, "NF link")["nfpark"] < 100  # headers only
+    assert _row(doc, qm, "peak buffer")["nfpark"] < 9  # far below the switch's 64 MB
+    assert abs(_row(doc, "baseline at 1400 Gbps", "output")["nfpark"] - 100) < 2
+    assert 100 < _row(doc, "payloadpark-like at 1400 Gbps", "output")["nfpark"] < 120
+    for x in (0, 30, 50):
+        out = _row(doc, f"drop {x}%", "output")
+        assert abs(out["nfpark"] - out["paper"]) < 0.02 * 1400
 
 
 def test_reframer_numbers(tmp_path_factory: pytest.TempPathFactory) -> None:

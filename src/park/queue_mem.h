@@ -47,15 +47,20 @@
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
 #include "park/queue_mem_evidence.h"
+#include "park/queue_mem_fifo_store.h"
 #include "park/queue_mem_store.h"
 #include "park/tag.h"
 
 namespace nfpark::park {
 
-template <BufferOps B>
+// S: where payloads wait (queue_mem_fifo_store.h: the storage seam). The default keeps them in
+// software FIFOs; the simulator keeps them in its switch model's egress queues.
+template <BufferOps B, class S = SoftwareFifoStore>
 class QueueMem {
  public:
   using Handle = typename B::Handle;
+  using Release = QueueMemRelease;
+  using Leaving = QueueMemLeaving<Handle>;
 
   explicit QueueMem(const QueueMemConfig& c)
       : cfg_(usable(c)),
@@ -74,6 +79,7 @@ class QueueMem {
   }
 
   const QueueMemConfig& config() const { return cfg_; }
+  S& store() { return store_; }
   const TagCodec& codec() const { return codec_; }
   const QueueMemCounters& counters() const { return ctr_; }
   void report(const CounterSink& s) const { ctr_.report(s); }
@@ -128,6 +134,7 @@ class QueueMem {
         ++ctr_.splits;
         const uint32_t id = next_id();
         const uint32_t idx = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, time());
+        place(idx, pkt);
         hold(len);
         encode(h, hdr, port, idx, id, len, len - hdr);
         to_nf.push(h);
@@ -146,6 +153,7 @@ class QueueMem {
       ++ctr_.joined_whole;
       const uint32_t id = next_id();
       const uint32_t idx = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, time());
+      place(idx, B::null());
       encode(pkt, hdr, port, idx, id, len, 0);
     } else {
       ParkTag tag;
@@ -261,9 +269,52 @@ class QueueMem {
     }
   }
 
+  // One packet of a released batch leaves its store (S calls it, in the batch's FIFO order):
+  // rebuilt with its header and pushed to `to_out`, or dropped and counted.
+  void reconstruct(const Leaving& l, Emitter<Handle>& to_out) {
+    Handle hdr = l.hdr;
+    if (l.id_mismatch) {
+      if (l.pkt != B::null()) {
+        unhold(l.bytes);
+        drop(l.pkt, ctr_.drop_id_mismatch);
+      }
+      return;
+    }
+    if (l.pkt == B::null()) {  // a queued whole packet
+      if (hdr != B::null()) {
+        unhold(B::pkt_len(hdr));
+        B::close_gap(hdr, l.hdr_len, codec_.size());
+        ++ctr_.returned_whole;
+        to_out.push(hdr);
+        hdr = B::null();
+      } else if (!l.dropped) {
+        ++ctr_.whole_lost;
+      }
+    } else {
+      unhold(l.bytes);
+      if (l.dropped) {
+        drop(l.pkt, ctr_.drop_explicit);
+      } else if (hdr == B::null()) {
+        drop(l.pkt, l.why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
+      } else {
+        typename B::Lent never_lent{};
+        const Rejoin r = B::rejoin(l.pkt, l.pkt_hdr_len, never_lent, hdr, l.hdr_len);
+        if (r != Rejoin::kLent) hdr = B::null();  // consumed
+        if (r == Rejoin::kOk) {
+          ++ctr_.released;
+          to_out.push(l.pkt);
+        } else {  // no room, or a copy came back while its own header is still out
+          drop(l.pkt, r == Rejoin::kNoRoom ? ctr_.drop_no_headroom : ctr_.drop_header_lost);
+        }
+      }
+    }
+    if (hdr != B::null()) B::free(hdr);
+  }
+  // S: queue `q`, released earlier (resume() returned false), holds nothing any more.
+  void queue_drained(uint32_t q) { st_.free_queue(q); }
+
  private:
   using Store = QueueMemStore<Handle>;
-  enum class Release : uint8_t { kComplete, kLost, kDrain };
 
   static QueueMemConfig usable(QueueMemConfig c) {  // validate() reports these; never divide by 0
     c.ports = std::max<uint8_t>(1, c.ports);
@@ -328,52 +379,34 @@ class QueueMem {
       release_head(s, Release::kComplete, to_out);
     }
   }
-  // Resumes slice s's head batch: its packets leave in FIFO order (P4 PacketReconstruct).
+  // Resumes slice s's head batch: its packets leave in FIFO order (P4 PacketReconstruct), each
+  // rebuilt by reconstruct() when the store lets it out.
   void release_head(uint32_t s, Release why, Emitter<Handle>& to_out) {
     const uint32_t q = st_.head(s);
     const uint32_t n = st_.batch(q).count;
     for (uint32_t i = 0; i < n; ++i) {
       auto& e = st_.entry(q, i);
       auto& sl = st_.slot(e.idx);
+      Leaving l{e.pkt, B::null(), e.bytes, e.hdr_len, 0, false, false, why};
       if (sl.id != e.id) {  // never: an entry in use is not handed out again (kept as a guard)
-        if (e.pkt != B::null()) {
-          unhold(e.bytes);
-          drop(e.pkt, ctr_.drop_id_mismatch);
-        }
+        l.id_mismatch = true;
+        store_.leave(*this, q, l, to_out);
         continue;
       }
-      if (e.pkt == B::null()) {  // a queued whole packet
-        if (sl.hdr != B::null()) {
-          unhold(B::pkt_len(sl.hdr));
-          B::close_gap(sl.hdr, sl.hdr_len, codec_.size());
-          ++ctr_.returned_whole;
-          to_out.push(sl.hdr);
-          sl.hdr = B::null();
-        } else if (!sl.dropped) {
-          ++ctr_.whole_lost;
-        }
-      } else {
-        unhold(e.bytes);
-        if (sl.dropped) {
-          drop(e.pkt, ctr_.drop_explicit);
-        } else if (sl.hdr == B::null()) {
-          drop(e.pkt, why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
-        } else {
-          typename B::Lent never_lent{};
-          const Rejoin r = B::rejoin(e.pkt, e.hdr_len, never_lent, sl.hdr, sl.hdr_len);
-          if (r != Rejoin::kLent) sl.hdr = B::null();  // consumed
-          if (r == Rejoin::kOk) {
-            ++ctr_.released;
-            to_out.push(e.pkt);
-          } else {  // no room, or a copy came back while its own header is still out
-            drop(e.pkt, r == Rejoin::kNoRoom ? ctr_.drop_no_headroom : ctr_.drop_header_lost);
-          }
-        }
-      }
-      if (sl.hdr != B::null()) B::free(sl.hdr);
+      l.hdr = sl.hdr;
+      l.hdr_len = sl.hdr_len;
+      l.dropped = sl.dropped;
+      sl.hdr = B::null();
+      store_.leave(*this, q, l, to_out);
       st_.free_slot(e.idx);
     }
-    st_.pop_head(s);
+    st_.pop_head(s, store_.resume(q, s));
+  }
+  // A packet joined the open batch at header-array entry idx: a new batch pauses its queue.
+  void place(uint32_t idx, Handle pkt) {
+    const uint32_t q = st_.slot(idx).queue;
+    if (st_.batch(q).count == 1) store_.pause(q);
+    if (pkt != B::null()) store_.hold(q, pkt);
   }
 
   void drop(Handle pkt, uint64_t& counter) {
@@ -391,6 +424,7 @@ class QueueMem {
   uint64_t back_ = 0;    // highest send number whose header is back (loss evidence)
   uint32_t next_id_ = 1;
   QueueMemCounters ctr_;
+  S store_;
 };
 
 }  // namespace nfpark::park

@@ -30,6 +30,22 @@
 
 namespace nfpark::park {
 
+// Why a batch leaves: all its headers are back, a recovery, or the end of the run.
+enum class QueueMemRelease : uint8_t { kComplete, kLost, kDrain };
+// One packet of a released batch, as QueueMem's release decided it; the payload store (S) hands
+// it back to QueueMem::reconstruct when the packet physically leaves.
+template <class Handle>
+struct QueueMemLeaving {
+  Handle pkt;            // the payload waiting (null: a queued whole packet)
+  Handle hdr;            // its header (or the whole packet) back from the NF, or null
+  uint32_t bytes;        // the payload's held bytes
+  uint16_t pkt_hdr_len;  // the payload's header length (what hdr replaces)
+  uint16_t hdr_len;      // hdr's header length (where its tag is)
+  bool dropped;          // the NF flagged it "drop"
+  bool id_mismatch;      // its idx holds another id: dropped (never; kept as a guard)
+  QueueMemRelease why;
+};
+
 template <class Handle>
 class QueueMemStore {
  public:
@@ -144,15 +160,17 @@ class QueueMemStore {
   uint32_t head(uint32_t s) const { return slice_[s].head; }
   uint32_t tail(uint32_t s) const { return slice_[s].tail; }
   static bool complete(const Batch& b) { return b.closed && b.returned == b.count; }
-  // Removes slice `s`'s head batch (after its entries were dealt with) and frees its queue.
-  void pop_head(uint32_t s) {
+  // Removes slice `s`'s head batch (after its entries were dealt with) and frees its queue, now
+  // or (free_now false: its payloads are still draining) by a later free_queue().
+  void pop_head(uint32_t s, bool free_now = true) {
     Slice& sl = slice_[s];
     const uint32_t q = sl.head;
     sl.head = batches_[q].next;
     if (sl.head == kNone) sl.tail = kNone;
     batches_[q] = Batch{};
-    free_[s / slices_].push_back(q);
+    if (free_now) free_queue(q);
   }
+  void free_queue(uint32_t q) { free_[q / queues_].push_back(q); }
   // Returns header-array entry `idx` to the free ring.
   void free_slot(uint32_t idx) {
     slots_[idx] = Slot{0, 0, 0, null_, 0, false, false, false};

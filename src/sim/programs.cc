@@ -11,9 +11,14 @@ bool parse_sim_mode(std::string_view s, SimMode& out, std::string& err) {
     out = SimMode::kPayloadPark;
     return true;
   }
-  if (s == "queuemem" || s == "nfslicer" || s == "nicmem" || s == "split") {
+  if (s == "queuemem") {
+    out = SimMode::kQueueMem;
+    return true;
+  }
+  if (s == "nfslicer" || s == "nicmem" || s == "split") {
     err = "mode '" + std::string(s) +
-          "' does not run in the simulator yet (baseline and payloadpark do; see docs/sim.md)";
+          "' does not run in the simulator yet (baseline, payloadpark and queuemem do; see "
+          "docs/sim.md)";
     return false;
   }
   err = "unknown mode '" + std::string(s) +
@@ -27,6 +32,8 @@ const char* to_string(SimMode m) {
       return "baseline";
     case SimMode::kPayloadPark:
       return "payloadpark";
+    case SimMode::kQueueMem:
+      return "queuemem";
   }
   return "?";
 }

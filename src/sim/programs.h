@@ -10,7 +10,8 @@
 //                whole payloads). Parking more than `pass_bytes` (160 B, PayloadPark §6.2.5) a
 //                packet takes one recirculation per further 160 B, on the split and again on the
 //                merge (the header packet recirculates as it is).
-// QUEUE-MEM, NFSlicer and nicmem plug in the same way once their code settles: docs/sim.md.
+//   queuemem     park::QueueMem over the switch's egress queues: queue_mem_program.h.
+// NFSlicer and nicmem plug in the same way once their code settles: docs/sim.md.
 #pragma once
 #include <memory>
 #include <string>
@@ -34,7 +35,7 @@ struct Topology {
   uint16_t recirc_port() const { return ports(); }  // the switch's internal port
 };
 
-enum class SimMode : uint8_t { kBaseline, kPayloadPark };
+enum class SimMode : uint8_t { kBaseline, kPayloadPark, kQueueMem };
 // Parses a mode name as `nfpark run` spells it. False with `err` set for an unknown name or a
 // mode the simulator does not run yet.
 bool parse_sim_mode(std::string_view s, SimMode& out, std::string& err);

@@ -9,6 +9,7 @@
 
 #include "nf/toml_fwd.h"
 #include "park/payload_park.h"
+#include "park/queue_mem_config.h"
 #include "sim/nf_server.h"
 #include "sim/programs.h"
 #include "sim/rate_pattern.h"
@@ -49,6 +50,18 @@ struct SimRunConfig {
   std::string chain = "forward";
   std::shared_ptr<const toml::table> nf_params;  // [nf.NAME] tables for the chain
   park::ParkConfig park;
+  park::QueueMemConfig queuemem = sim_queuemem();  // [queuemem]
+  Picos queuemem_poll = kUs;                       // [queuemem] poll_ns: the program's timer
+  // QUEUE-MEM's defaults in the simulator: the P4's (31 payload queues a port, 15 slices,
+  // batches of 20), and a recovery timeout fit for microsecond NF latencies.
+  static park::QueueMemConfig sim_queuemem() {
+    park::QueueMemConfig c;
+    c.queues = 31;
+    c.slices = 15;
+    c.lost_after = 100 * kMicro;
+    c.seal_after = 20 * kMicro;
+    return c;
+  }
   Picos duration = 10 * kMs;      // traffic starts at 0 and stops here
   Picos warmup = 0;               // throughput counts [warmup, duration)
   Picos interval = 100 * kUs;     // time-series step

@@ -4,6 +4,7 @@
 
 #include "nf/registry.h"
 #include "sim/frames.h"
+#include "sim/queue_mem_program.h"
 
 namespace nfpark::sim {
 
@@ -25,6 +26,12 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   SwitchConfig swc = cfg.sw;
   swc.port_gbps.assign(tc.ports, tc.line_gbps);
   swc.port_gbps.insert(swc.port_gbps.end(), cfg.nf_servers, cfg.nf.link_gbps);
+  if (cfg.mode == SimMode::kQueueMem) {  // payload queues + the header queue, served first
+    const uint16_t hq = cfg.queuemem.queues;
+    swc.queues = std::max<uint16_t>(swc.queues, uint16_t(hq + 1));
+    swc.priority.resize(swc.queues, 0);
+    if (hq < swc.queues) swc.priority[hq] = 7;
+  }
   if (std::string e = swc.validate(); !e.empty()) return err = "[switch] " + e, false;
   pool = std::make_unique<PacketPool>(cfg.full_bytes ? kFullRecordBytes : cfg.record_bytes);
   sw = std::make_unique<Switch>(engine, swc);
@@ -36,7 +43,9 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   collector->set_window(cfg.warmup, cfg.duration);
   for (uint16_t p = 0; p < tc.ports; ++p) sw->connect(p, collector.get(), p);
   const std::optional<park::TagFormat> format =
-      cfg.mode == SimMode::kPayloadPark ? std::optional(cfg.park.format) : std::nullopt;
+      cfg.mode == SimMode::kPayloadPark ? std::optional(cfg.park.format)
+      : cfg.mode == SimMode::kQueueMem  ? std::optional(park::TagFormat::kNfpark)
+                                        : std::nullopt;
   for (uint16_t k = 0; k < cfg.nf_servers; ++k) {
     auto chain = nf::build_chain(cfg.chain, cfg.nf_params.get(), err);
     if (!chain) return err = "[nf_server] chain: " + err, false;
@@ -61,6 +70,12 @@ bool RunTopology::build_program(const SimRunConfig& cfg, std::string& err) {
       auto pp = std::make_unique<PayloadParkProgram>(topo, cfg.park);
       if (!pp->reserve(*sw, err)) return err = "[park] " + err, false;
       program = std::move(pp);
+      return true;
+    }
+    case SimMode::kQueueMem: {
+      auto qm = std::make_unique<QueueMemProgram>(*sw, topo, cfg.queuemem, cfg.queuemem_poll);
+      if (!qm->reserve(err)) return err = "[queuemem] " + err, false;
+      program = std::move(qm);
       return true;
     }
   }

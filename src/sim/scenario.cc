@@ -111,11 +111,12 @@ bool load_scenario(const std::string& path, bool quick, Scenario& out, std::stri
     for (const char* s : kSections) known |= k.str() == s;
     if (!known) {
       err = path + ": unknown section [" + std::string(k.str()) +
-            "] (expected sim, traffic, switch, nf_server, park, nf.NAME, variant, sweep, quick)";
+            "] (expected sim, traffic, switch, nf_server, park, queuemem, nf.NAME, variant, sweep, "
+            "quick)";
       return false;
     }
   }
-  for (const char* later : {"queuemem", "nfslicer", "nicmem"})
+  for (const char* later : {"nfslicer", "nicmem"})
     if (root.contains(later)) {
       err = path + ": [" + std::string(later) +
             "] is read once the simulator runs that mode (issue 15, part 2); remove it for now";

@@ -14,5 +14,9 @@ bool parse_run(const toml::table& root, const std::string& where, const std::str
 // [park], with the keys and rules of `nfpark run`'s [park].
 bool parse_park(const toml::table& root, const std::string& where, park::ParkConfig& pc,
                 std::string& err);
+// [queuemem]: queues, slices, batch, header_array, min_payload, lost_after_us, seal_after_us,
+// key, poll_ns.
+bool parse_queuemem(const toml::table& root, const std::string& where, SimRunConfig& c,
+                    std::string& err);
 
 }  // namespace nfpark::sim

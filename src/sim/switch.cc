@@ -11,7 +11,7 @@ Picos Pass::now() const {
 }
 
 void Pass::add(Packet* p, uint16_t port, uint16_t queue, Action a) {
-  assert(n_ < pending_.size() && "a pass queues at most 8 packets");
+  assert(n_ < pending_.size() && "a pass queues at most 48 packets");
   pending_[n_++] = Pending{p, port, queue, a};
 }
 
@@ -124,18 +124,18 @@ void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
   const uint64_t c = cells(p->len);
   if (buffer_ + c > cfg_.buffer_bytes) {
     ++ctr_.drop_buffer_full;
-    p->pool->free(p);
+    program_->tail_dropped(p);
     return;
   }
   if (cfg_.queue_limit_bytes && ep.queued_bytes(queue) + c > cfg_.queue_limit_bytes) {
     ++ctr_.drop_queue_limit;
-    p->pool->free(p);
+    program_->tail_dropped(p);
     return;
   }
   if (cfg_.dt_alpha > 0 &&
       double(ep.queued_bytes(queue) + c) > cfg_.dt_alpha * double(cfg_.buffer_bytes - buffer_)) {
     ++ctr_.drop_queue_threshold;
-    p->pool->free(p);
+    program_->tail_dropped(p);
     return;
   }
   buffer_ += c;

@@ -5,7 +5,8 @@
 // latency) and egress() when the traffic manager dequeues it. The program decides through the
 // Pass, as a P4 program sets intrinsic metadata; the switch carries the decisions out when the
 // pass ends (the deparser), in this order: the AFC command, then the packets it queued.
-//  - enqueue(p, port, queue): to the traffic manager (tail drop when the buffer is full).
+//  - enqueue(p, port, queue): to the traffic manager (tail drop when the buffer is full). A pass
+//    queues at most 48 packets (QUEUE-MEM releases up to a batch of whole packets at once).
 //  - mirror(p, port, queue, max_len): a copy truncated to max_len bytes (truncating mirror).
 //  - resubmit(p): p runs ingress again after another ingress latency (one pass more).
 //  - recirculate(p): p goes out on the recirculation port (its bandwidth, the egress latency)
@@ -41,6 +42,7 @@ class Pass {
   void resubmit(Packet* p);
   void recirculate(Packet* p);
   bool afc(uint16_t port, uint16_t queue, bool pause);
+  bool afc_set() const { return afc_set_; }  // this pass has used its one AFC command
 
  private:
   friend class Switch;
@@ -56,7 +58,7 @@ class Pass {
   uint8_t n_ = 0;
   bool afc_set_ = false, afc_pause_ = false;
   uint16_t afc_port_ = 0, afc_queue_ = 0;
-  std::array<Pending, 8> pending_;
+  std::array<Pending, 48> pending_;
   void add(Packet* p, uint16_t port, uint16_t queue, Action a);
 };
 
@@ -76,7 +78,10 @@ class SwitchProgram {
   virtual uint64_t drops() const { return 0; }
   virtual void drop_reasons(const CounterSink& s) const { (void)s; }
   virtual void report(const CounterSink& s) const { (void)s; }
-  virtual uint64_t held() const { return 0; }  // packets it holds right now
+  virtual uint64_t held() const { return 0; }  // records it holds right now
+  // The buffer tail-dropped p (the switch counted it): the program frees it, or keeps it when it
+  // still owns it (QUEUE-MEM's payloads: its batch knows them).
+  virtual void tail_dropped(Packet* p) { p->pool->free(p); }
 };
 
 }  // namespace nfpark::sim

@@ -98,5 +98,5 @@ def test_help_and_bad_scenarios(tmp_path: Path) -> None:
     cli.one_line_error(cli.nfpark("sim", bad), str(bad), "[traffic]", "rat_gbps")
     cli.one_line_error(cli.nfpark("sim", tmp_path / "missing.toml"), "missing.toml")
     cli.one_line_error(cli.nfpark("sim", tmp_path), "directory")
-    later = write(tmp_path, "[sim]\nmode = \"queuemem\"\n")
-    cli.one_line_error(cli.nfpark("sim", later), "queuemem", "simulator")
+    later = write(tmp_path, "[sim]\nmode = \"nfslicer\"\n")
+    cli.one_line_error(cli.nfpark("sim", later), "nfslicer", "simulator")

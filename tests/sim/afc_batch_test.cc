@@ -4,15 +4,18 @@
 // an NF:
 //  - naive: one queue; every header resumes it at ingress and pauses it again from its own egress
 //    pass. Between the two, payloads whose headers are still at the NF leave: they leak.
-//  - batch (QUEUE-MEM's idea): payloads fill several queues in batches; a batch's first payload
-//    pauses its queue; the queue is resumed only when every header of its batch is back. Nothing
-//    leaks.
-// (QUEUE-MEM's own code, park::QueueMem, plugs into the switch model through the same Pass API in
-// issue 15's second part; these two programs isolate the timing rule.)
+//  - QUEUE-MEM's own code (park::QueueMem, the dataplane's) through QueueMemProgram: payloads
+//    fill several queues in batches; a batch's first payload pauses its queue; the queue is
+//    resumed only when every header of its batch is back (from the last header's egress pass),
+//    and reused only once drained. Nothing leaks, at any NF delay, and lost headers cost only
+//    their own payloads.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
+#include "sim/queue_mem_program.h"
+#include "sim/run_config.h"
 #include "sim_fixtures.h"
 
 namespace nfpark::sim {
@@ -67,33 +70,6 @@ struct NaiveProgram final : StoreProgram {
     pass.enqueue(p, kOut, 0);
   }
   void on_header_egress(Pass& pass, Packet*) override { pass.afc(kOut, 0, true); }
-};
-
-struct BatchProgram final : StoreProgram {
-  uint16_t queues = 16, batch = 4;  // 64 payloads (7.8 us) before a queue is reused
-  uint16_t cur = 0, filled = 0;
-  std::vector<uint16_t> queue_of;      // per seq
-  std::vector<uint16_t> headers_back;  // per queue
-  void ingress(Pass& pass, Packet* p) override {
-    if (pass.port() == kNf) {
-      p->user = ++headers_back[queue_of[p->seq]] == batch ? 1 : 0;  // the batch's last header
-      return pass.enqueue(p, kOut, kHeaderQueue);
-    }
-    if (filled == batch) {
-      filled = 0;
-      cur = uint16_t((cur + 1) % queues);
-    }
-    if (filled++ == 0) {  // a batch's first payload pauses its queue
-      pass.afc(kOut, cur, true);
-      headers_back[cur] = 0;
-    }
-    queue_of[p->seq] = cur;
-    pass.mirror(p, kNf, 0, 64);
-    pass.enqueue(p, kOut, cur);
-  }
-  void on_header_egress(Pass& pass, Packet* p) override {
-    if (p->user) pass.afc(kOut, queue_of[p->seq], false);  // whole batch back: release it
-  }
 };
 
 struct Outcome {
@@ -152,16 +128,117 @@ TEST(AfcTiming, NaivePerPacketPauseResumeLeaksPayloads) {
   EXPECT_EQ(r.delivered, r.merged);
 }
 
-TEST(AfcTiming, BatchesReleasedWhenAllTheirHeadersAreBackNeverLeak) {
-  BatchProgram batch;
-  batch.queue_of.assign(400, 0);
-  batch.headers_back.assign(batch.queues, 0);
-  const Outcome r = run(batch, 400);
+// The NF for QUEUE-MEM: returns each header `delay` after it arrived, except every
+// `drop_every`-th one (0: none), which it loses silently (the header-drop fault of Fig. 7).
+struct DelayNf final : PortPeer {
+  Switch* sw = nullptr;
+  Picos delay = 0;
+  uint64_t drop_every = 0, seen = 0, dropped = 0;
+  void arrive(Packet* p, Picos at, uint16_t) override {
+    if (drop_every && ++seen % drop_every == 0) {
+      ++dropped;
+      p->pool->free(p);
+      return;
+    }
+    sw->arrive(p, at + delay, kNf);
+  }
+};
+
+struct QmOutcome {
+  uint64_t delivered = 0, intact = 0, leaked = 0, stuck = 0, released = 0, header_lost = 0;
+  uint64_t afc_refused = 0, nf_dropped = 0, peak_buffer = 0;
+  Picos min_latency = kNever;
+  bool pools_full = false, in_order = true;
+};
+
+QmOutcome run_queuemem(uint64_t packets, Picos delay, uint64_t drop_every, uint16_t batch,
+                       Nanos lost_after = 100 * kMicro) {
+  Engine e;
+  PacketPool pool(256);
+  SwitchConfig c;
+  c.port_gbps = {100, 100, 100};
+  c.queues = 32;
+  c.priority.assign(32, 0);
+  c.priority[kHeaderQueue] = 7;
+  c.ingress_latency = c.egress_latency = 400 * kNs;
+  c.buffer_bytes = 64 << 20;
+  c.register_bytes = 24 << 20;
+  Switch sw(e, c);
+  park::QueueMemConfig qc = SimRunConfig::sim_queuemem();
+  qc.batch = batch;
+  qc.lost_after = lost_after;
+  QueueMemProgram prog(sw, Topology{2, 1}, qc);
+  std::string err;
+  EXPECT_TRUE(prog.reserve(err)) << err;
+  EXPECT_EQ(prog.header_queue(), kHeaderQueue);
+  sw.set_program(&prog);
+  RecordingPeer out;
+  DelayNf nf;
+  nf.sw = &sw;
+  nf.delay = delay;
+  nf.drop_every = drop_every;
+  sw.connect(kOut, &out, kOut);
+  sw.connect(kNf, &nf, kNf);
+  sw.connect(kIn, &out, kIn);
+  const Picos gap = serialization(1500 + kWireOverhead, 100);
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint64_t i = 0; i < packets; ++i) {
+    Packet* p = make_packet(pool, 1500, i);
+    p->in_port = kIn;
+    p->out_port = kOut;
+    p->t_in = Picos(i) * gap;
+    sw.arrive(p, p->t_in, kIn);
+  }
+  e.run();
+  QmOutcome r;
+  for (uint16_t q = 0; q < c.queues; ++q) r.stuck += sw.port(kOut).queued_packets(q);
+  prog.drain();
+  r.delivered = out.got.size();
+  r.leaked = prog.leaked();
+  r.released = prog.counters().released;
+  r.header_lost = prog.counters().drop_header_lost;
+  r.afc_refused = sw.counters().afc_refused;
+  r.nf_dropped = nf.dropped;
+  r.peak_buffer = sw.buffer_peak();
+  std::map<uint64_t, uint64_t> last_of_flow;  // make_packet: flow = sport = seq % 1000
+  for (auto& a : out.got) {
+    r.min_latency = std::min(r.min_latency, a.at - Picos(a.seq) * gap);
+    if (a.len == 1500) ++r.intact;
+    const uint64_t f = a.seq % 1000;
+    if (last_of_flow.count(f) && last_of_flow[f] > a.seq) r.in_order = false;
+    last_of_flow[f] = a.seq;
+  }
+  r.pools_full = pool.live() == 0;
+  return r;
+}
+
+TEST(AfcTiming, QueueMemOverTheSwitchQueuesNeverLeaks) {
+  // Batches of 4 reuse each queue every ~15 us at 100 Gbps; at 7 us of NF delay batches of 4
+  // would fill the port's 31 queues (then packets go whole), so that case uses the P4's 20.
+  for (const auto& [delay, batch] : {std::pair{500 * kNs, 4}, {2 * kUs, 4}, {7 * kUs, 20}}) {
+    SCOPED_TRACE(delay);
+    const QmOutcome r = run_queuemem(400, delay, 0, uint16_t(batch));
+    EXPECT_EQ(r.leaked, 0u);
+    EXPECT_EQ(r.stuck, 0u) << "every batch was released by its own headers";
+    EXPECT_EQ(r.afc_refused, 0u);
+    EXPECT_EQ(r.released, 400u);
+    EXPECT_EQ(r.delivered, 400u);
+    EXPECT_EQ(r.intact, 400u) << "each payload rebuilt with its header: the original length";
+    EXPECT_TRUE(r.in_order);
+    EXPECT_GE(r.min_latency, delay) << "every payload waited for its header's NF round trip";
+    EXPECT_GT(r.peak_buffer, 0u);
+    EXPECT_TRUE(r.pools_full);
+  }
+}
+
+TEST(AfcTiming, QueueMemLosesOnlyThePayloadsOfLostHeaders) {
+  const QmOutcome r = run_queuemem(2000, 2 * kUs, 10, 20, 10 * kMicro);
+  EXPECT_EQ(r.nf_dropped, 200u);
+  EXPECT_EQ(r.header_lost, 200u) << "output = (1 - drop rate) x input";
+  EXPECT_EQ(r.delivered, 1800u);
   EXPECT_EQ(r.leaked, 0u);
-  EXPECT_EQ(r.stuck, 0u) << "every batch was released by its own headers";
-  EXPECT_EQ(r.merged, 400u);
-  EXPECT_EQ(r.delivered, 400u);
-  EXPECT_GE(r.min_latency, 2 * kUs) << "every payload waited for its header's NF round trip";
+  EXPECT_TRUE(r.in_order);
+  EXPECT_TRUE(r.pools_full);
 }
 
 }  // namespace

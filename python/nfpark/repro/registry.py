@@ -9,6 +9,7 @@ from nfpark.repro import (
     payloadpark_goodput,
     queuemem_drops,
     queuemem_reorder,
+    queuemem_tbps,
     reframer_slf,
 )
 from nfpark.repro.core import Repro
@@ -30,6 +31,9 @@ REPROS: tuple[Repro, ...] = (
          "output vs share of headers the NF drops (0, 10, 30, 50%), 1500 B UDP"),
     _row(queuemem_reorder, "QUEUE-MEM (NSDI'26)", "Q6, Fig. 11",
          "reordering extent and out-of-order share vs SLF (1, 8, 20), per flow and whole stream"),
+    _row(queuemem_tbps, "QUEUE-MEM (NSDI'26)", "Figs. 15 and 7 (simulated)",
+         "1.4 Tbps of 1.5 KB packets in nfpark sim: baseline vs PayloadPark-like 160 B vs "
+         "QUEUE-MEM, and output vs header drops"),
     _row(reframer_slf, "Reframer (CoNEXT'22)", "§5.1, Fig. 12",
          "Reframer's output SLF vs T_buff (16, 64, 128 µs) on a paced trace with live flows"),
 )
