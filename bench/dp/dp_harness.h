@@ -275,7 +275,7 @@ class Loop {
         sw = Stopwatch();
         snap.tx_packets = sw_.tx_packets, snap.tx_bytes = sw_.tx_bytes;
         snap.rx_packets = sw_.rx_packets, snap.rx_bytes = sw_.rx_bytes;
-        r.server_rx = server.rx;
+        r.server_rx = server.rx();
         to_nf_t = from_nf_t = srv_t = Tsc{};
         r.packets = out;
       } else if (measuring && out >= target) {
@@ -290,7 +290,7 @@ class Loop {
         r.to_nf_bytes = sw_.tx_bytes - snap.tx_bytes;
         r.from_nf_pkts = sw_.rx_packets - snap.rx_packets;
         r.from_nf_bytes = sw_.rx_bytes - snap.rx_bytes;
-        r.server_rx = server.rx - r.server_rx;
+        r.server_rx = server.rx() - r.server_rx;
       }
       // Switch: traffic -> NF.
       if (sw_.flush() && e_.traffic.flush()) {
@@ -341,7 +341,7 @@ class Loop {
       }
     }
     r.mode_drops = mode->drops();
-    r.nf_drops = server.nf_drops;
+    r.nf_drops = server.nf_drops();
     mode->report(r.park.sink());
     if (!e_.pools_full()) return (r.err = "mbuf leak: pools not full after the run"), r;
     r.ok = r.packets > 0;

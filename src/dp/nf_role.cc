@@ -66,7 +66,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
         break;
       }
       if (server.poll(port, now) || server.held() || port.backlogged()) last = now;
-      if (cfg.idle_exit_s > 0 && server.rx > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
+      if (cfg.idle_exit_s > 0 && server.rx() > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
         res.end = run::End::kIdleExit;
         break;
       }
@@ -85,7 +85,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
     res.seconds = double(clock.now() - start) / 1e9;
-    res.packets_in = server.rx;
+    res.packets_in = server.rx();
     res.packets_from_nf = port.tx_packets;
     res.bytes_from_nf = port.tx_bytes;
     report_server(server, true, res);

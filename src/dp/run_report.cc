@@ -3,7 +3,7 @@
 namespace nfpark::dp {
 
 void report_server(const NfServer& server, bool with_chain, RunResult& res) {
-  res.nf_drops = server.nf_drops;
+  res.nf_drops = server.nf_drops();
   if (const FaultCounters* f = server.faults()) {
     res.fault_drops = f->dropped;
     res.duplicates = f->duplicated;
@@ -35,7 +35,7 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
     res.reframe_held = st.held;
     res.reframe_useless_wait_us = double(st.useless_wait_ns) / 1000;
     rf->counters(res.reframe.sink());
-    res.drops.values["reframe_coalesced"] = server.coalesced;
+    res.drops.values["reframe_coalesced"] = server.coalesced();
   }
 }
 

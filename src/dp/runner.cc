@@ -177,7 +177,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
         res.packets_from_nf > res.packets_to_nf ? res.packets_from_nf - res.packets_to_nf : 0;
     res.drops.values["nf_unanswered"] = unanswered;
   }
-  res.switch_drops = mode->drops() + server.coalesced + abandoned + unanswered + too_long;
+  res.switch_drops = mode->drops() + server.coalesced() + abandoned + unanswered + too_long;
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) res.drops.values["frame_too_long"] = too_long;
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
