@@ -4,9 +4,9 @@
 
 namespace nfpark::dp {
 
-NfServer::NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagFormat> format,
-                   bool notify, const Faults& faults, rte_mempool* dup_pool, bool slicer)
-    : step_(std::move(chain), format, notify, slicer) {
+NfServer::NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const Faults& faults,
+                   rte_mempool* dup_pool)
+    : step_(std::move(step)) {
   if (faults.any()) faults_ = std::make_unique<FaultInjector>(faults, dup_pool);
   out_.reserve(4 * kBurst);
 }
@@ -16,21 +16,21 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   std::array<rte_mbuf*, kBurst> pkts;
   uint16_t n = port.rx(pkts.data(), kBurst);
   const std::optional<Nanos> t =
-      step_.clock(pkts.data(), n, now, [](rte_mbuf* m) { return MbufMeta::ts(m); });
+      step_->clock(pkts.data(), n, now, [](rte_mbuf* m) { return MbufMeta::ts(m); });
   if (!t) return 0;  // replaying a trace and nothing seen yet (n == 0)
   now = *t;
   out_.clear();
   if (faults_) faults_->release(now, false, out_);
   port.count_rx(pkts.data(), n);
-  step_.run(pkts.data(), n, now, *this);
+  step_->run(pkts.data(), n, now, *this);
   if (!out_.empty()) port.tx(out_.data(), uint16_t(out_.size()));
   return n;
 }
 
 void NfServer::flush(Port& port, Nanos now) {
-  now = step_.flush_time(now);
+  now = step_->flush_time(now);
   out_.clear();
-  step_.flush(now, *this);
+  step_->flush(now, *this);
   if (faults_) faults_->release(now, true, out_);
   if (!out_.empty()) port.tx(out_.data(), uint16_t(out_.size()));
 }

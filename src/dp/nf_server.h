@@ -21,32 +21,28 @@ namespace nfpark::dp {
 
 class NfServer {
  public:
-  // `slicer`: packets come from an NFSlicer shim (token instead of a parking tag).
-  NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagFormat> format, bool notify,
-           const Faults& faults, rte_mempool* dup_pool, bool slicer = false);
-  // Puts Reframer in front of the chain (reframe/flow_reorder.h): packets are held per flow for
-  // up to t_buff and reach the chain flow by flow.
-  void set_reframer(const reframe::ReorderConfig& cfg) { step_.set_reframer(cfg); }
-  // Replaying a trace: the chain's `now` is the trace time of the newest packet seen (carried in
-  // each mbuf), not the wall clock, so results do not depend on the replay speed.
-  void use_trace_time(bool on) { step_.use_trace_time(on); }
+  // `step`: the burst step as run::build_nf_step assembled it from the run config (chain, tag
+  // format, notification, Reframer, trace time: run/nf_assembly.h); `faults` are injected on the
+  // way back, duplicates copied into `dup_pool`.
+  NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const Faults& faults,
+           rte_mempool* dup_pool);
   // One poll: up to one burst from `port` through the chain and back. Returns packets read.
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
   void flush(Port& port, Nanos now);
   // The clock the server's last poll ran on (trace time when replaying): Reframer's and the
   // fault delays'. INT64_MIN before it has one.
-  Nanos clock() const { return step_.clock(); }
-  size_t held() const { return (faults_ ? faults_->held() : 0) + step_.held(); }
+  Nanos clock() const { return step_->clock(); }
+  size_t held() const { return (faults_ ? faults_->held() : 0) + step_->held(); }
 
-  uint64_t rx() const { return step_.rx; }
-  uint64_t nf_drops() const { return step_.nf_drops; }
+  uint64_t rx() const { return step_->rx; }
+  uint64_t nf_drops() const { return step_->nf_drops; }
   // pure ACKs removed by Reframer's ACK coalescing (freed, counted)
-  uint64_t coalesced() const { return step_.coalesced; }
-  const nf::Chain& chain() const { return step_.chain(); }
-  const park::NfEndpointCounters& endpoint() const { return step_.endpoint(); }
+  uint64_t coalesced() const { return step_->coalesced; }
+  const nf::Chain& chain() const { return step_->chain(); }
+  const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
   const FaultCounters* faults() const { return faults_ ? &faults_->counters() : nullptr; }
-  const reframe::FlowReorder<rte_mbuf*>* reframer() const { return step_.reframer(); }
+  const reframe::FlowReorder<rte_mbuf*>* reframer() const { return step_->reframer(); }
 
   // park::NfBurst's sink: survivors go to the fault injector (if any) and out_.
   void viewed(rte_mbuf*, bool) {}
@@ -58,7 +54,7 @@ class NfServer {
   }
 
  private:
-  park::NfBurst<MbufOps> step_;
+  std::unique_ptr<park::NfBurst<MbufOps>> step_;
   std::unique_ptr<FaultInjector> faults_;
   std::vector<rte_mbuf*> out_;
 };

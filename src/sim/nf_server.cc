@@ -16,11 +16,13 @@ std::string NfServerConfig::validate() const {
 
 NfServer::NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
                    std::optional<park::TagFormat> format)
-    : e_(e),
-      cfg_(c),
-      step_(std::move(chain), format, c.notify_drops),
-      cores_(c.cores),
-      rng_(c.seed ^ 0x5EEDF00Dull) {
+    : NfServer(
+          e, c,
+          std::make_unique<park::NfBurst<SimBuffer>>(std::move(chain), format, c.notify_drops)) {}
+
+NfServer::NfServer(Engine& e, const NfServerConfig& c,
+                   std::unique_ptr<park::NfBurst<SimBuffer>> step)
+    : e_(e), cfg_(c), step_(std::move(step)), cores_(c.cores), rng_(c.seed ^ 0x5EEDF00Dull) {
   for (auto& core : cores_) core.out.reserve(nf::kBurst);
 }
 
@@ -68,8 +70,8 @@ void NfServer::start_burst(uint16_t c) {
   while (core.ring.head && n < cfg_.burst) pkts[n++] = core.ring.pop();
   core.out.clear();
   Sink sink{this, &core, Picos(cfg_.service.burst_ns * double(kNs) + 0.5)};
-  step_.run(pkts.data(), n, to_nanos(e_.now()), sink);
-  ctr_.nf_drops = step_.nf_drops;
+  step_->run(pkts.data(), n, to_nanos(e_.now()), sink);
+  ctr_.nf_drops = step_->nf_drops;
   core.busy = true;
   core.busy_ps += sink.service;
   core.event = true;
@@ -137,9 +139,9 @@ void NfServer::report(const CounterSink& s) const {
   s("nf_server.drop_fault", ctr_.drop_fault);
   s("nf_server.nf_drops", ctr_.nf_drops);
   s("nf_server.drop_notices", ctr_.drop_notices);
-  s("nf_server.header_only", step_.endpoint().header_only);
-  s("nf_server.whole", step_.endpoint().whole);
-  step_.chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
+  s("nf_server.header_only", step_->endpoint().header_only);
+  s("nf_server.whole", step_->endpoint().whole);
+  step_->chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
 }
 
 }  // namespace nfpark::sim

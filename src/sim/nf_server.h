@@ -69,6 +69,8 @@ class NfServer final : public PortPeer, private EventHandler {
   // `format`: the parking tag the switch adds (nullopt: whole packets, no tag).
   NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
            std::optional<park::TagFormat> format);
+  // `step`: the burst step as run::build_nf_step assembled it (run/nf_assembly.h).
+  NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<park::NfBurst<SimBuffer>> step);
   void connect(PortPeer* back, uint16_t link) {
     back_ = back;
     back_link_ = link;
@@ -76,8 +78,8 @@ class NfServer final : public PortPeer, private EventHandler {
   void arrive(Packet* p, Picos at, uint16_t link) override;
 
   const NfServerCounters& counters() const { return ctr_; }
-  const park::NfEndpointCounters& endpoint() const { return step_.endpoint(); }
-  const nf::Chain& chain() const { return step_.chain(); }
+  const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
+  const nf::Chain& chain() const { return step_->chain(); }
   Picos busy_time() const;  // summed over cores
   void report(const CounterSink& s) const;
 
@@ -125,7 +127,7 @@ class NfServer final : public PortPeer, private EventHandler {
 
   Engine& e_;
   NfServerConfig cfg_;
-  park::NfBurst<SimBuffer> step_;
+  std::unique_ptr<park::NfBurst<SimBuffer>> step_;
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;
