@@ -23,8 +23,7 @@ namespace {
 // its checksum is in), as far as the outer IP length and the captured bytes go. Returns the
 // quote's header bytes after the 8-byte ICMP header; 0 when the quote is not a whole IPv4 header.
 uint32_t icmp_error_quote(const uint8_t* d, uint32_t len, uint32_t off, uint32_t ip_end) {
-  const uint8_t type = d[off];
-  if (type != 3 && type != 4 && type != 5 && type != 11 && type != 12) return 0;
+  if (!icmpv4_is_error(d[off])) return 0;
   const uint32_t q = off + proto::kIcmpHeader;
   const uint32_t end = len < ip_end ? len : ip_end;
   if (q + proto::kIpv4Header > end || (d[q] >> 4) != 4) return 0;

@@ -59,4 +59,12 @@ struct PacketLayout {
 
 PacketLayout parse_packet(const uint8_t* data, uint32_t len);
 
+// ICMP messages that report an error about another datagram (and quote it): ICMPv4 destination
+// unreachable 3, source quench 4, redirect 5, time exceeded 11, parameter problem 12 (RFC 792);
+// ICMPv6 types 1-127 (RFC 4443 §2.1: types below 128 are errors; 1-4 are defined so far).
+constexpr bool icmpv4_is_error(uint8_t type) {
+  return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+constexpr bool icmpv6_is_error(uint8_t type) { return type >= 1 && type < 128; }
+
 }  // namespace nfpark

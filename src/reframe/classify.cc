@@ -13,13 +13,23 @@ uint8_t dscp_of(const uint8_t* pkt, const PacketLayout& L) {
   if (L.ip_version == 4) return ip[1] >> 2;
   return uint8_t(((ip[0] & 0x0F) << 4 | ip[1] >> 4) >> 2);  // IPv6 traffic class
 }
+// A later fragment, or an ICMP error: packets whose meaning depends on other flows (PacketMeta).
+bool depends_on_other_flows(const uint8_t* pkt, const PacketLayout& L) {
+  if (L.ip_version == 0) return false;
+  if (L.fragment && !L.first_fragment) return true;
+  if (L.l4_off == 0 || L.captured <= L.l4_off) return false;
+  if (L.l4_proto == proto::kIcmp) return icmpv4_is_error(pkt[L.l4_off]);
+  if (L.l4_proto == proto::kIcmpV6) return icmpv6_is_error(pkt[L.l4_off]);
+  return false;
+}
 }  // namespace
 
 PacketMeta classify(const uint8_t* pkt, const PacketLayout& L, const BypassRules& rules) {
   PacketMeta m;
+  if (depends_on_other_flows(pkt, L)) m.flags = PacketMeta::kBarrier | PacketMeta::kBypass;
   FlowKey key;
   if (!L.ok() || !extract_flow_key(pkt, L, key)) {
-    m.flags = PacketMeta::kBypass;
+    m.flags |= PacketMeta::kBypass;
     return m;
   }
   m.flow = key.hash();

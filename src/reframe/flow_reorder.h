@@ -29,6 +29,10 @@
 //   reaches max_burst, when now >= batch_start + t_buff (checked at the start and end of each
 //   round), when a bypass packet of the flow arrives (the batch goes first, then the bypass
 //   packet, in the same contiguous run), when a cap forces the oldest batch out, or at the end.
+// - A barrier packet (a later IP fragment, an ICMP error: PacketMeta::kBarrier) keeps its place:
+//   every batch is flushed and the ready set emitted before it, and it is emitted alone, so a
+//   stateful NF behind sees it after the packets it depends on (a NAT: the first fragment's
+//   mapping, the flow an error is about). Rare in real traffic; each costs one flush of all.
 // - The flush list is a FIFO of buffered flows by batch_start (times are non-decreasing), so the
 //   oldest batch is its head and every operation is O(1); full batches unlink from the middle.
 // - Lifetimes: nodes return to the pool when emitted; flow entries live until evicted (idle and

@@ -28,7 +28,16 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
       for (size_t i = base; i < end; ++i)
         if (meta[i].flow) table_.prefetch_buckets(meta[i].flow);
     }
-    for (size_t i = base; i < end; ++i) on_packet(pkts[i], meta[i], now);
+    for (size_t i = base; i < end; ++i) {
+      if (meta[i].barrier()) {  // everything before it goes out first, then it alone
+        while (flush_head_ != kNone) detach(flush_head_, now, stats_.flush_barrier);
+        emit_ready(out);
+        on_packet(pkts[i], meta[i], now);
+        emit_ready(out);
+        continue;
+      }
+      on_packet(pkts[i], meta[i], now);
+    }
     expire(now);  // t_buff == 0: flush what this round buffered
     emit_ready(out);
   }

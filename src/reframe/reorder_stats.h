@@ -21,6 +21,7 @@ struct ReorderStats {
   uint64_t flush_forced = 0;     // ... to respect max_held_packets / max_held_flows
   uint64_t flush_bypass = 0;     // ... because a bypass packet of the same flow arrived
   uint64_t flush_end = 0;        // ... by flush_all()
+  uint64_t flush_barrier = 0;    // ... because a barrier packet arrived (fragment, ICMP error)
   uint64_t flows_new = 0;        // flow entries created (first packet, or after expiry/eviction)
   uint64_t flows_evicted = 0;    // idle entries evicted for room (history forgotten, no packet)
   uint64_t flows_expired = 0;    // idle entries recycled after flow_timeout
@@ -45,6 +46,7 @@ struct ReorderStats {
     flush_full += o.flush_full;
     flush_forced += o.flush_forced;
     flush_bypass += o.flush_bypass;
+    flush_barrier += o.flush_barrier;
     flush_end += o.flush_end;
     flows_new += o.flows_new;
     flows_evicted += o.flows_evicted;
@@ -69,6 +71,7 @@ struct ReorderStats {
     sink("flush.full", flush_full);
     sink("flush.forced", flush_forced);
     sink("flush.bypass", flush_bypass);
+    sink("flush.barrier", flush_barrier);
     sink("flush.end", flush_end);
     sink("flows.new", flows_new);
     sink("flows.evicted", flows_evicted);

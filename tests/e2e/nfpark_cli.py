@@ -167,7 +167,14 @@ class Frame:
 
 
 def read_pcap(path: Path) -> list[Frame]:
-    """Reads a classic pcap (either byte order, µs or ns timestamps)."""
+    """Reads a classic Ethernet pcap (either byte order, µs or ns timestamps)."""
+    linktype, frames = read_pcap_any(path)
+    assert linktype == 1, f"{path}: link type {linktype}"
+    return frames
+
+
+def read_pcap_any(path: Path) -> tuple[int, list[Frame]]:
+    """A classic pcap of any link type: (link type, frames)."""
     raw = path.read_bytes()
     assert len(raw) >= 24, f"{path}: too short for a pcap header"
     magic_le = struct.unpack_from("<I", raw, 0)[0]
@@ -175,8 +182,7 @@ def read_pcap(path: Path) -> list[Frame]:
              0xD4C3B2A1: (">", 1000), 0x4D3CB2A1: (">", 1)}
     assert magic_le in kinds, f"{path}: not a classic pcap (magic {magic_le:#x})"
     endian, mult = kinds[magic_le]
-    linktype = struct.unpack_from(endian + "I", raw, 20)[0]
-    assert linktype == 1, f"{path}: link type {linktype}"
+    linktype = int(struct.unpack_from(endian + "I", raw, 20)[0])
     frames: list[Frame] = []
     off = 24
     while off < len(raw):
@@ -186,7 +192,7 @@ def read_pcap(path: Path) -> list[Frame]:
         assert off + caplen <= len(raw), f"{path}: truncated record at {off}"
         frames.append(Frame(sec * 1_000_000_000 + frac * mult, raw[off:off + caplen], wirelen))
         off += caplen
-    return frames
+    return linktype, frames
 
 
 def write_pcap(path: Path, frames: Iterable[Frame]) -> Path:
@@ -198,6 +204,31 @@ def write_pcap(path: Path, frames: Iterable[Frame]) -> Path:
         out += f.data
     path.write_bytes(bytes(out))
     return path
+
+
+def pcapng_of(dst: Path, sources: Sequence[Path], gap_ns: int | None = None) -> Path:
+    """One pcapng holding `sources` (classic pcaps of any link type), one interface each, their
+    records in the order given. Timestamps as stored (they may jump back and forth between
+    sources), or with `gap_ns`, each source shifted to start `gap_ns` after the previous one's
+    last record (as `mergecap -a` and a retime would)."""
+    def block(kind: int, body: bytes) -> bytes:
+        body += b"\0" * (-len(body) % 4)
+        return struct.pack("<II", kind, len(body) + 12) + body + struct.pack("<I", len(body) + 12)
+
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    epbs = b""
+    end_ns = 0
+    for i, src in enumerate(sources):
+        link, frames = read_pcap_any(src)
+        out += block(1, struct.pack("<HHI", link, 0, 262144))  # microsecond resolution
+        shift = 0 if gap_ns is None or not frames else end_ns + gap_ns - frames[0].ts_ns
+        for f in frames:
+            end_ns = max(end_ns, f.ts_ns + shift)
+            us = (f.ts_ns + shift) // 1000
+            epbs += block(6, struct.pack("<IIIII", i, us >> 32, us & 0xFFFFFFFF, len(f.data),
+                                         f.wire_len) + f.data)
+    dst.write_bytes(out + epbs)
+    return dst
 
 
 def tshark_lengths(path: Path) -> list[tuple[int, int]]:

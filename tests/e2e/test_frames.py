@@ -103,38 +103,6 @@ def test_truncated_capture_keeps_wire_lengths_or_is_padded(lab: Lab, tmp_path: P
     assert p.returncode == 0 and p.stdout == "", p.stdout
 
 
-def _raw_records(path: Path) -> tuple[int, list[tuple[int, bytes, int]]]:
-    """A classic pcap's link type and records (ts ns, captured bytes, wire length), as stored."""
-    raw = path.read_bytes()
-    assert struct.unpack_from("<I", raw, 0)[0] == 0xA1B2C3D4, path
-    link = struct.unpack_from("<I", raw, 20)[0]
-    recs, off = [], 24
-    while off < len(raw):
-        sec, usec, cap, wire = struct.unpack_from("<IIII", raw, off)
-        recs.append((sec * 10**9 + usec * 1000, raw[off + 16:off + 16 + cap], wire))
-        off += 16 + cap
-    return link, recs
-
-
-def _pcapng(dst: Path, sources: list[Path]) -> Path:
-    """One pcapng holding `sources` (classic pcaps of any link type), one interface each."""
-    def block(kind: int, body: bytes) -> bytes:
-        body += b"\0" * (-len(body) % 4)
-        return struct.pack("<II", kind, len(body) + 12) + body + struct.pack("<I", len(body) + 12)
-
-    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
-    epbs = b""
-    for i, src in enumerate(sources):
-        link, recs = _raw_records(src)
-        out += block(1, struct.pack("<HHI", link, 0, 262144))  # microsecond resolution
-        for ts, data, wire in recs:
-            us = ts // 1000
-            epbs += block(6, struct.pack("<IIIII", i, us >> 32, us & 0xFFFFFFFF, len(data),
-                                         wire) + data)
-    dst.write_bytes(out + epbs)
-    return dst
-
-
 @pytest.mark.parametrize("name", ["sll", "loopback-and-raw"])
 def test_other_link_types_in_every_mode(lab: Lab, name: str) -> None:
     """Linux cooked (GRO frames to 7194 B), and BSD loopback with raw IPv4 and IPv6 as one
@@ -144,7 +112,8 @@ def test_other_link_types_in_every_mode(lab: Lab, name: str) -> None:
     else:
         trace = lab.root / "other-links.pcapng"
         if not trace.exists():
-            _pcapng(trace, [cli.DATA / n for n in cli.OTHER_LINK_TRACES if n != "mptcp-v1.pcap"])
+            others = [n for n in cli.OTHER_LINK_TRACES if n != "mptcp-v1.pcap"]
+            cli.pcapng_of(trace, [cli.DATA / n for n in others])
     base, _ = lab.baseline(trace, CHAIN)
     assert len(cli.read_pcap(base)) == cli.stats(trace)["packets"]  # the NAT passes them all
     runs = lab.batch(trace, CHAIN, cli.MODE_SPECS)

@@ -72,5 +72,34 @@ TEST(Classify, NonIpIsUntrackedBypass) {
   EXPECT_TRUE(m.bypass());
 }
 
+// Packets whose meaning depends on other flows keep their place in the stream (a NAT behind
+// Reframer needs the first fragment's mapping, and the mapping an ICMP error is about).
+TEST(Classify, LaterFragmentsAndIcmpErrorsAreBarriers) {
+  auto udp = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(100).build();
+  auto first = udp, later = udp;
+  const size_t ip = 14;
+  first[ip + 6] = 0x20;  // MF, offset 0
+  later[ip + 6] = 0x00;  // last fragment, offset 185 * 8
+  later[ip + 7] = 185;
+  EXPECT_FALSE(run(udp).barrier());
+  EXPECT_FALSE(run(first).barrier());
+  EXPECT_NE(run(first).flow, 0u);
+  EXPECT_TRUE(run(later).barrier());
+  EXPECT_TRUE(run(later).bypass());
+
+  auto echo = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").icmp_echo(7, 1).payload_size(8).build();
+  auto error = echo;
+  error[ip + 20] = 3;  // destination unreachable (its quote is not a whole header: still an error)
+  error[ip + 21] = 1;
+  EXPECT_FALSE(run(echo).barrier());
+  EXPECT_TRUE(run(error).barrier());
+  for (uint8_t t : {4, 5, 11, 12}) {
+    error[ip + 20] = t;
+    EXPECT_TRUE(run(error).barrier()) << int(t);
+  }
+  error[ip + 20] = 13;  // timestamp request: a query
+  EXPECT_FALSE(run(error).barrier());
+}
+
 }  // namespace
 }  // namespace nfpark::reframe

@@ -104,6 +104,26 @@ TEST(FlowReorder, BypassFlushesTheFlowsBufferedPacketsFirst) {
   EXPECT_EQ(r.held_packets(), 1u);  // flow 8 still waits
 }
 
+TEST(FlowReorder, BarrierKeepsItsPlaceInTheStream) {
+  for (Priority p : {Priority::kOldestInQueue, Priority::kOldestFlow, Priority::kShortestFlow,
+                     Priority::kReady}) {
+    ReorderConfig c = small_config();
+    c.priority = p;
+    FlowReorder<uint32_t> r(c);
+    Out out;
+    push_flows(r, {1, 2, 3}, {7, 8, 7}, 0, out);
+    // An untracked barrier (a later fragment has no ports) mid-burst, then more of flow 7.
+    std::vector<uint32_t> ids{4, 5, 6};
+    std::vector<PacketMeta> m{meta(9), meta(0, PacketMeta::kBarrier | PacketMeta::kBypass),
+                              meta(7)};
+    r.push(std::span<const uint32_t>(ids), std::span<const PacketMeta>(m), 1, out);
+    ASSERT_EQ(out.out.size(), 5u) << to_string(p);
+    EXPECT_EQ(out.out[4], 5u) << to_string(p);  // after 1, 2, 3, 4 in some order; 6 waits
+    EXPECT_EQ(r.held_packets(), 1u);
+    EXPECT_EQ(r.stats().flush_barrier, 3u);  // flows 7, 8, 9
+  }
+}
+
 TEST(FlowReorder, BypassAfterFullBatchInSameRoundStaysBehindIt) {
   ReorderConfig c = small_config();
   c.max_burst = 2;
