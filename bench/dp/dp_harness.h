@@ -227,7 +227,7 @@ class Loop {
     auto step = run::build_nf_step<dp::MbufOps>(s_.cfg, spec, r.err);
     if (!step) return r;
     const dp::Mode m = s_.cfg.mode;
-    dp::NfServer server(std::move(step), dp::Faults{}, e_.pkts);
+    dp::NfServer server(std::move(step), dp::Faults{}, spec.shape, e_.pkts);
     rte_mempool* src = m == dp::Mode::kNicmem ? e_.nic : e_.pkts;
     for (uint32_t i = 0; i < s_.inflight; ++i) {
       rte_mbuf* mb = rte_pktmbuf_alloc(src);

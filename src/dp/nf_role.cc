@@ -50,7 +50,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     MbufOps::pools = {pool, hdrs, ind};
     res.ran = true;
-    NfServer server(std::move(step), cfg.faults, pool);
+    NfServer server(std::move(step), spec.faults, spec.shape, pool);
     SteadyClock clock;
     const Nanos start = clock.now();
     Nanos last = start;

@@ -4,10 +4,10 @@
 
 namespace nfpark::dp {
 
-NfServer::NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const Faults& faults,
-                   rte_mempool* dup_pool)
+NfServer::NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const park::FaultConfig& faults,
+                   park::TagShape shape, rte_mempool* dup_pool)
     : step_(std::move(step)) {
-  if (faults.any()) faults_ = std::make_unique<FaultInjector>(faults, dup_pool);
+  if (faults.any()) faults_ = std::make_unique<FaultInjector>(faults, shape, dup_pool);
   out_.reserve(4 * kBurst);
 }
 

@@ -23,9 +23,10 @@ class NfServer {
  public:
   // `step`: the burst step as run::build_nf_step assembled it from the run config (chain, tag
   // format, notification, Reframer, trace time: run/nf_assembly.h); `faults` are injected on the
-  // way back, duplicates copied into `dup_pool`.
-  NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const Faults& faults,
-           rte_mempool* dup_pool);
+  // way back (`shape`: where the mode's tags are, run::nf_tag_shape), duplicates copied into
+  // `dup_pool`.
+  NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const park::FaultConfig& faults,
+           park::TagShape shape, rte_mempool* dup_pool);
   // One poll: up to one burst from `port` through the chain and back. Returns packets read.
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).

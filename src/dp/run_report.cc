@@ -12,6 +12,7 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
     s("duplicated", f->duplicated);
     s("reordered", f->reordered);
     s("corrupted", f->corrupted);
+    s("forged", f->forged);
     s("delayed", f->delayed);
   }
   auto ds = res.drops.sink();

@@ -85,8 +85,8 @@ struct Pools {
 // Everything between EAL start and EAL cleanup: pools, ports, the NF server, the loop, and the
 // result. Returns 0, 1 (run failed) or 2 (bad configuration found late).
 int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter* writer,
-               std::unique_ptr<park::NfBurst<MbufOps>> step, const run::Budget& budget,
-               RunResult& res, std::string& err) {
+               std::unique_ptr<park::NfBurst<MbufOps>> step, const run::NfServerSpec& spec,
+               const run::Budget& budget, RunResult& res, std::string& err) {
   if (!MbufMeta::register_meta()) return (err = "cannot register the mbuf dynamic field"), 1;
   Pools pools;
   if (!pools.create(cfg, budget.pool_mbufs, err)) return 1;
@@ -112,7 +112,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   ok = ok && (external_nf ? Port::open(cfg.nf_port, pools.pkts, sw_nf, err)
                           : Port::ring_pair("nflink", pools.pkts, sw_nf, nf_side, err, kRing));
   if (!ok) return 2;
-  NfServer server(std::move(step), cfg.faults, pools.pkts);
+  NfServer server(std::move(step), spec.faults, spec.shape, pools.pkts);
   Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
   Writer out(live ? nullptr : writer, wire_out);
   NfThread nft{&server, &nf_side};
@@ -212,8 +212,8 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   eo.mem_mb = budget.eal_mb;
   eo.lcores = cfg.nf_lcore ? 2 : 1;
   if (!eal_init(eo, err)) return 1;
-  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(step), budget,
-                      res, err);
+  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(step), spec,
+                      budget, res, err);
   eal_cleanup();
   std::string why;
   if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;

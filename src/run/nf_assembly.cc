@@ -13,6 +13,17 @@ std::optional<park::TagFormat> nf_tag_format(Mode mode, park::TagFormat park_for
   }
 }
 
+park::TagShape nf_tag_shape(Mode mode, park::TagFormat park_format) {
+  park::TagShape shape;
+  if (mode == Mode::kNfSlicer) {
+    shape.kind = park::TagShape::kSlicerToken;
+  } else if (auto f = nf_tag_format(mode, park_format)) {
+    shape.kind =
+        *f == park::TagFormat::kNfpark ? park::TagShape::kNfpark : park::TagShape::kPayloadPark;
+  }
+  return shape;
+}
+
 NfServerSpec nf_server_spec(const RunConfig& cfg, const Budget& budget, bool replay,
                             std::string& err) {
   NfServerSpec s;
@@ -21,6 +32,7 @@ NfServerSpec nf_server_spec(const RunConfig& cfg, const Budget& budget, bool rep
   s.slicer = cfg.mode == Mode::kNfSlicer;
   s.trace_time = replay;
   s.faults = cfg.faults;
+  s.shape = nf_tag_shape(cfg.mode, cfg.park.format);
   if (budget.reframe_hold > 0) {
     reframe::ReorderConfig rc;
     rc.t_buff = Nanos(cfg.reframe_us * 1000);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "nf/registry.h"
+#include "park/fault_injector.h"
 #include "park/nf_burst.h"
 #include "park/tag.h"
 #include "reframe/reorder_config.h"
@@ -20,6 +21,8 @@ namespace nfpark::run {
 
 // The tag the switch adds to what it sends the NF server in `mode` (nullopt: none).
 std::optional<park::TagFormat> nf_tag_format(Mode mode, park::TagFormat park_format);
+// Where that tag (or NFSlicer's token) is, for the fault injector's corruption and forging.
+park::TagShape nf_tag_shape(Mode mode, park::TagFormat park_format);
 
 struct NfServerSpec {
   std::optional<park::TagFormat> format;          // nf_tag_format
@@ -28,6 +31,7 @@ struct NfServerSpec {
   std::optional<reframe::ReorderConfig> reframe;  // Reframer in front of the chain
   bool trace_time = false;                        // the chain's clock is the trace's
   Faults faults;                                  // injected on the way back (engine's hook)
+  park::TagShape shape;                           // nf_tag_shape, for the faults
 };
 
 // The spec for a run of `cfg` with `budget`; `replay`: a trace is replayed (not live ports).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nf/toml_fwd.h"
+#include "park/fault_injector.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
 #include "park/secret.h"
@@ -29,12 +30,7 @@ enum class Mode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicm
 std::optional<Mode> parse_mode(std::string_view s);
 std::string_view to_string(Mode m);
 
-struct Faults {
-  double drop = 0, dup = 0, reorder = 0, corrupt_tag = 0;
-  double delay_us = 0;
-  uint64_t seed = 1;
-  bool any() const { return drop > 0 || dup > 0 || reorder > 0 || corrupt_tag > 0 || delay_us > 0; }
-};
+using Faults = park::FaultConfig;  // [faults], --nf-*: park/fault_injector.h
 
 // Defaults live in the settings table (run/settings.cc), which load.h applies first; the
 // initialisers below only keep a default-constructed struct usable in unit tests.

@@ -170,8 +170,12 @@ const Setting kSettings[] = {
    "", true, "P", [](R& c, const V& v) { c.faults.reorder = v.d; }},
   {"faults", "corrupt_tag", "nf-corrupt-tag", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server flips a bit in this fraction of tags",
    "", true, "P", [](R& c, const V& v) { c.faults.corrupt_tag = v.d; }},
-  {"faults", "delay_us", "nf-delay-us", Kind::kReal, 0, 6e7, "µs", "0", "fault: the NF server delays every packet by this long",
+  {"faults", "forge_tag", "nf-forge-tag", Kind::kReal, 0, 1, "fraction", "0", "fault: the NF server forges this fraction of tags (random bytes, a tag replayed from an earlier burst, another packet's tag sent after its owner: each must be dropped)",
+   "", true, "P", [](R& c, const V& v) { c.faults.forge_tag = v.d; }},
+  {"faults", "delay_us", "nf-delay-us", Kind::kReal, 0, 6e7, "µs", "0", "fault: the NF server delays packets by this long (a delay_share of them)",
    "", true, "D", [](R& c, const V& v) { c.faults.delay_us = v.d; }},
+  {"faults", "delay_share", "nf-delay-share", Kind::kReal, 0, 1, "fraction", "1", "fault: the fraction of packets delay_us delays (the others leave at once)",
+   "", true, "P", [](R& c, const V& v) { c.faults.delay_share = v.d; }},
   {"faults", "seed", "seed", Kind::kInt, 0, kMaxU64, "", "1", "seed of the fault injector",
    "", true, "S", [](R& c, const V& v) { c.faults.seed = v.u; }},
 };

@@ -36,6 +36,7 @@ FAULTS: dict[str, list[str]] = {
     "dup": ["--nf-dup", "0.1"],
     "reorder": ["--nf-reorder", "0.3"],
     "corrupt": ["--nf-corrupt-tag", "0.1"],
+    "forge": ["--nf-forge-tag", "0.1"],
     "delay": ["--nf-delay-us", "40"],
     "all": ["--nf-drop", "0.05", "--nf-dup", "0.05", "--nf-reorder", "0.1",
             "--nf-corrupt-tag", "0.05", "--nf-delay-us", "20", "--seed", "3"],
@@ -85,6 +86,12 @@ def test_nf_faults(lab: Lab, mode: str, fault: str) -> None:
                                              "generation_mismatch"))
         assert bad == f["corrupted"], "every corrupted tag is counted and dropped"
         assert res["packets_out"] == n - f["corrupted"], "a corrupted tag is never merged"
+    elif fault == "forge":
+        # Random bytes, a tag replayed from an earlier burst, another packet's tag sent after
+        # its owner: every forgery is counted under one drop reason, none is merged.
+        assert f["forged"] > 0.02 * n
+        assert sum(drops.values()) == f["forged"], drops
+        assert res["packets_out"] == n - f["forged"], "a forged tag is never merged"
     else:
         assert f["dropped"] > 0 and f["duplicated"] > 0 and f["reordered"] > 0
         assert f["delayed"] > 0

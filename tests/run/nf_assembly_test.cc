@@ -41,6 +41,16 @@ TEST(NfAssembly, TagFormatFollowsTheMode) {
     EXPECT_FALSE(nf_tag_format(m, TagFormat::kNfpark)) << to_string(m);
 }
 
+TEST(NfAssembly, FaultsFindTheModesTag) {
+  using park::TagFormat;
+  using park::TagShape;
+  EXPECT_EQ(nf_tag_shape(Mode::kQueueMem, TagFormat::kPayloadPark).kind, TagShape::kNfpark);
+  EXPECT_EQ(nf_tag_shape(Mode::kPayloadPark, TagFormat::kPayloadPark).kind,
+            TagShape::kPayloadPark);
+  EXPECT_EQ(nf_tag_shape(Mode::kNfSlicer, TagFormat::kNfpark).kind, TagShape::kSlicerToken);
+  EXPECT_EQ(nf_tag_shape(Mode::kNicmem, TagFormat::kNfpark).kind, TagShape::kNone);
+}
+
 TEST(NfAssembly, SpecFromTheRunConfig) {
   RunConfig c;
   c.mode = Mode::kNfSlicer;
