@@ -70,6 +70,8 @@ int sim_main(int argc, char** argv) {
       .flag("json", "print {\"runs\": [...]} as JSON (one object per run)")
       .option("csv", "DIR", "write one time series per run: DIR/<n>_<mode>_<params>.csv")
       .flag("quick", "the scenario's short form ([quick] overrides; < ~30 s)")
+      .option("out-pcap", "FILE",
+              "write the output frames (as they leave the switch) to FILE; one run only")
       .flag("no-progress", "no progress lines on stderr")
       .epilog(
           "Every packet offered ends as output or a named drop: a run whose packets in !=\n"
@@ -88,6 +90,14 @@ int sim_main(int argc, char** argv) {
   if (!sim::load_scenario(a.pos(0), a.flag_set("quick"), sc, err)) {
     std::fprintf(stderr, "nfpark sim: %s\n", err.c_str());
     return 2;
+  }
+  if (a.has("out-pcap")) {
+    if (sc.runs.size() != 1) {
+      std::fprintf(stderr, "nfpark sim: --out-pcap needs a scenario with one run (it has %zu)\n",
+                   sc.runs.size());
+      return 2;
+    }
+    sc.runs[0].out_pcap = a.get("out-pcap");
   }
   const bool progress = !a.flag_set("no-progress");
   const bool tty = isatty(STDERR_FILENO);

@@ -40,6 +40,7 @@
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
+#include "run/nf_assembly.h"
 #include "dp/port.h"
 #include "dp/switch_mode.h"
 #include "nf/registry.h"
@@ -220,13 +221,13 @@ class Loop {
     if (!run::derive_keys(keyed, r.err)) return r;
     auto mode = dp::make_switch_mode(keyed, e_.nic, r.err);
     if (!mode) return r;
-    auto chain = nf::build_chain(s_.cfg.chain, s_.cfg.nf_config.get(), r.err);
-    if (!chain) return r;
+    // The NF server as every role assembles it (run/nf_assembly.h), without faults.
+    const run::NfServerSpec spec = run::nf_server_spec(s_.cfg, run::Budget{}, false, r.err);
+    if (!r.err.empty()) return r;
+    auto step = run::build_nf_step<dp::MbufOps>(s_.cfg, spec, r.err);
+    if (!step) return r;
     const dp::Mode m = s_.cfg.mode;
-    std::optional<park::TagFormat> fmt;
-    if (m == dp::Mode::kPayloadPark || m == dp::Mode::kQueueMem) fmt = s_.cfg.park.format;
-    dp::NfServer server(std::move(chain), fmt, true, dp::Faults{}, e_.pkts,
-                        m == dp::Mode::kNfSlicer);
+    dp::NfServer server(std::move(step), dp::Faults{}, spec.shape, e_.pkts);
     rte_mempool* src = m == dp::Mode::kNicmem ? e_.nic : e_.pkts;
     for (uint32_t i = 0; i < s_.inflight; ++i) {
       rte_mbuf* mb = rte_pktmbuf_alloc(src);
@@ -275,7 +276,7 @@ class Loop {
         sw = Stopwatch();
         snap.tx_packets = sw_.tx_packets, snap.tx_bytes = sw_.tx_bytes;
         snap.rx_packets = sw_.rx_packets, snap.rx_bytes = sw_.rx_bytes;
-        r.server_rx = server.rx;
+        r.server_rx = server.rx();
         to_nf_t = from_nf_t = srv_t = Tsc{};
         r.packets = out;
       } else if (measuring && out >= target) {
@@ -290,7 +291,7 @@ class Loop {
         r.to_nf_bytes = sw_.tx_bytes - snap.tx_bytes;
         r.from_nf_pkts = sw_.rx_packets - snap.rx_packets;
         r.from_nf_bytes = sw_.rx_bytes - snap.rx_bytes;
-        r.server_rx = server.rx - r.server_rx;
+        r.server_rx = server.rx() - r.server_rx;
       }
       // Switch: traffic -> NF.
       if (sw_.flush() && e_.traffic.flush()) {
@@ -341,7 +342,7 @@ class Loop {
       }
     }
     r.mode_drops = mode->drops();
-    r.nf_drops = server.nf_drops;
+    r.nf_drops = server.nf_drops();
     mode->report(r.park.sink());
     if (!e_.pools_full()) return (r.err = "mbuf leak: pools not full after the run"), r;
     r.ok = r.packets > 0;

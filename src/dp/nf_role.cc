@@ -13,6 +13,7 @@
 #include "dp/runner.h"
 #include "nf/registry.h"
 #include "run/budget.h"
+#include "run/nf_assembly.h"
 
 namespace nfpark::dp {
 
@@ -23,13 +24,12 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     err = "role nf needs the port to the switch: --port vdev:net_memif0,role=client,...";
     return 2;
   }
-  std::string cerr;
-  auto chain = nf::build_chain(cfg.chain, cfg.nf_config.get(), cerr);
-  if (!chain) {
-    err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr;
-    return 2;
-  }
   const run::Budget budget = run::plan_memory(cfg, 0);
+  // Live traffic from another process: the chain runs on this process's clock.
+  const run::NfServerSpec spec = run::nf_server_spec(cfg, budget, false, err);
+  if (!err.empty()) return 2;
+  auto step = run::build_nf_step<MbufOps>(cfg, spec, err);
+  if (!step) return 2;
   const uint32_t pool_n = budget.pool_mbufs;
   EalOptions eo;
   eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256;
@@ -50,11 +50,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     MbufOps::pools = {pool, hdrs, ind};
     res.ran = true;
-    std::optional<park::TagFormat> fmt;
-    if (cfg.mode == Mode::kPayloadPark) fmt = cfg.park.format;
-    if (cfg.mode == Mode::kQueueMem) fmt = park::TagFormat::kNfpark;
-    NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pool,
-                    cfg.mode == Mode::kNfSlicer);
+    NfServer server(std::move(step), spec.faults, spec.shape, pool);
     SteadyClock clock;
     const Nanos start = clock.now();
     Nanos last = start;
@@ -66,7 +62,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
         break;
       }
       if (server.poll(port, now) || server.held() || port.backlogged()) last = now;
-      if (cfg.idle_exit_s > 0 && server.rx > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
+      if (cfg.idle_exit_s > 0 && server.rx() > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
         res.end = run::End::kIdleExit;
         break;
       }
@@ -85,7 +81,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     }
     if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
     res.seconds = double(clock.now() - start) / 1e9;
-    res.packets_in = server.rx;
+    res.packets_in = server.rx();
     res.packets_from_nf = port.tx_packets;
     res.bytes_from_nf = port.tx_bytes;
     report_server(server, true, res);

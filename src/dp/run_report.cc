@@ -3,8 +3,8 @@
 namespace nfpark::dp {
 
 void report_server(const NfServer& server, bool with_chain, RunResult& res) {
-  res.nf_drops = server.nf_drops;
-  res.nf_drops_ended = server.nf_drops;  // the NF alone; report_mode counts the notices
+  res.nf_drops = server.nf_drops();
+  res.nf_drops_ended = res.nf_drops;  // the NF alone; report_mode counts the notices
   if (const FaultCounters* f = server.faults()) {
     res.fault_drops = f->dropped;
     res.duplicates = f->duplicated;
@@ -37,7 +37,7 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
     res.reframe_held = st.held;
     res.reframe_useless_wait_us = double(st.useless_wait_ns) / 1000;
     rf->counters(res.reframe.sink());
-    res.drops.values["reframe_coalesced"] = server.coalesced;
+    res.drops.values["reframe_coalesced"] = server.coalesced();
   }
 }
 

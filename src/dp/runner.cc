@@ -24,6 +24,7 @@
 #include "dp/traffic_ports.h"
 #include "nf/registry.h"
 #include "run/budget.h"
+#include "run/nf_assembly.h"
 #include "run/output_file.h"
 #include "trace/pcap_reader.h"
 #include "trace/pcap_writer.h"
@@ -43,10 +44,6 @@ constexpr uint32_t kRing = run::kRingSize;
 constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;
 constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
 static_assert(kDataRoom == run::kDataRoom && kHeaderRoom == run::kHeaderRoom);
-
-bool uses_tags(Mode m) {
-  return m == Mode::kPayloadPark || m == Mode::kQueueMem;
-}
 
 // The run's mempools, sized by run::plan_memory.
 struct Pools {
@@ -88,8 +85,8 @@ struct Pools {
 // Everything between EAL start and EAL cleanup: pools, ports, the NF server, the loop, and the
 // result. Returns 0, 1 (run failed) or 2 (bad configuration found late).
 int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter* writer,
-               std::unique_ptr<nf::Chain> chain, const run::Budget& budget, RunResult& res,
-               std::string& err) {
+               std::unique_ptr<park::NfBurst<MbufOps>> step, const run::NfServerSpec& spec,
+               const run::Budget& budget, RunResult& res, std::string& err) {
   if (!MbufMeta::register_meta()) return (err = "cannot register the mbuf dynamic field"), 1;
   Pools pools;
   if (!pools.create(cfg, budget.pool_mbufs, err)) return 1;
@@ -115,18 +112,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   ok = ok && (external_nf ? Port::open(cfg.nf_port, pools.pkts, sw_nf, err)
                           : Port::ring_pair("nflink", pools.pkts, sw_nf, nf_side, err, kRing));
   if (!ok) return 2;
-  std::optional<park::TagFormat> fmt;
-  if (uses_tags(cfg.mode)) fmt = cfg.park.format;
-  NfServer server(std::move(chain), fmt, cfg.notify_drops, cfg.faults, pools.pkts,
-                  cfg.mode == Mode::kNfSlicer);
-  server.use_trace_time(!live);
-  if (budget.reframe_hold > 0) {
-    reframe::ReorderConfig rc;
-    rc.t_buff = Nanos(cfg.reframe_us * 1000);
-    rc.max_held_packets = budget.reframe_hold;
-    if (std::string e = rc.validate(); !e.empty()) return (err = "reframe: " + e), 2;
-    server.set_reframer(rc);
-  }
+  NfServer server(std::move(step), spec.faults, spec.shape, pools.pkts);
   Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
   Writer out(live ? nullptr : writer, wire_out);
   NfThread nft{&server, &nf_side};
@@ -177,7 +163,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
         res.packets_from_nf > res.packets_to_nf ? res.packets_from_nf - res.packets_to_nf : 0;
     res.drops.values["nf_unanswered"] = unanswered;
   }
-  res.switch_drops = mode->drops() + server.coalesced + abandoned + unanswered + too_long;
+  res.switch_drops = mode->drops() + server.coalesced() + abandoned + unanswered + too_long;
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) res.drops.values["frame_too_long"] = too_long;
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
@@ -217,18 +203,17 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   trace::PcapWriter writer;
   if (!out_file.empty() && !writer.open(out_file.temp_path(), trace::Precision::kNano))
     return (err = "cannot write " + cfg.out_path + ": " + writer.error()), 2;
-  std::string cerr;
-  auto chain =
-      nf::build_chain(cfg.role == Role::kSwitch ? "forward" : cfg.chain, cfg.nf_config.get(), cerr);
-  if (!chain) return (err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr), 2;
-
   const run::Budget budget = run::plan_memory(cfg, 0);
+  const run::NfServerSpec spec = run::nf_server_spec(cfg, budget, !res.live, err);
+  if (!err.empty()) return 2;
+  auto step = run::build_nf_step<MbufOps>(cfg, spec, err);
+  if (!step) return 2;
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
   eo.lcores = cfg.nf_lcore ? 2 : 1;
   if (!eal_init(eo, err)) return 1;
-  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(chain), budget,
-                      res, err);
+  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(step), spec,
+                      budget, res, err);
   eal_cleanup();
   std::string why;
   if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;

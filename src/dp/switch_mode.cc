@@ -4,6 +4,7 @@
 #include "dp/port.h"
 #include "park/emitter.h"
 #include "park/host_boundary.h"
+#include "park/nic_split.h"
 #include "park/payload_park.h"
 #include "park/queue_mem.h"
 #include "park/slicer.h"
@@ -13,15 +14,15 @@ namespace nfpark::dp {
 namespace {
 
 uint32_t header_len(rte_mbuf* m) {
-  PacketLayout L = parse_packet(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
-  return L.ok() ? L.payload_off : std::min<uint32_t>(m->data_len, 64);
+  return park::l4_header_len(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
 }
 
 // Baseline ("host" for the NIC modes): packets go whole to the NF server and back.
 class Baseline final : public SwitchMode {
  public:
   Baseline() : hb_(park::HostMode::kHost) {}
-  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
+                 std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
     for (uint16_t i = 0; i < n; ++i) {
       hb_.rx_host(p[i]->pkt_len);
@@ -35,7 +36,9 @@ class Baseline final : public SwitchMode {
     out.insert(out.end(), p, p + n);
   }
   void drain(std::vector<rte_mbuf*>&) override {}
-  void report(const CounterSink& s) const override { hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); }); }
+  void report(const CounterSink& s) const override {
+    hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
+  }
   uint64_t drops() const override { return 0; }
   uint64_t held() const override { return 0; }
   void drop_reasons(const CounterSink&) const override {}
@@ -47,7 +50,8 @@ class Baseline final : public SwitchMode {
 class PayloadParkMode final : public SwitchMode {
  public:
   explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c), tail_(c.park_bytes != 0) {}
-  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
+                 std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {  // headers, and the headroom the tag's gap moves them into
       uint8_t* d = rte_pktmbuf_mtod(p[i], uint8_t*);
       rte_prefetch0(d);
@@ -128,8 +132,10 @@ class QueueMemMode final : public SwitchMode {
 // and splices them on the way back.
 class SlicerMode final : public SwitchMode {
  public:
-  explicit SlicerMode(const park::SlicerConfig& c) : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
-  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  explicit SlicerMode(const park::SlicerConfig& c)
+      : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
+                 std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       uint32_t wire = p[i]->pkt_len;
       size_t before = host_.size();
@@ -171,54 +177,37 @@ class SlicerMode final : public SwitchMode {
 // a payload segment (in NIC memory for nicmem, in host memory for split); the NF touches only
 // the first segment; TX gathers both. Ports that offer RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT do the
 // split in hardware; here the shim does it in software with the same result: the header bytes
-// are written into a host buffer and the payload stays where it was received.
+// are written into a host buffer and the payload stays where it was received. The decisions (the
+// cut, the boundary bytes, the counters) are park::NicSplit's (park/nic_split.h); this adapter
+// does the mbuf mechanics (a header segment from the header pool chained in front of the frame).
 class NicSplitMode final : public SwitchMode {
  public:
   NicSplitMode(park::HostMode m, uint32_t hdr_bytes, rte_mempool* nic_pool)
-      : hb_(m), hdr_bytes_(hdr_bytes), nic_pool_(nic_pool) {}
-  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+      : ns_(m, hdr_bytes), nic_pool_(nic_pool) {}
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
+                 std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p[i];
       if (m->nb_segs > 1 && m->pool == MbufOps::pools.headers) {  // split by the NIC already
         const uint32_t hdr = m->data_len, data = m->pkt_len - hdr;
-        if (hb_.mode() == park::HostMode::kNicmem) hb_.rx_nicmem(hdr, data, m->next->pool == nic_pool_);
-        else hb_.rx_split(hdr, data);
-        hb_.nf(header_len(m));
+        ns_.rx(hdr, data, m->next->pool == nic_pool_, header_len(m));
         nf.push_back(m);
         continue;
       }
-      const bool in_nic = m->pool == nic_pool_;
-      uint32_t hdr = std::max(hdr_bytes_, header_len(m));
-      hdr = std::min<uint32_t>(hdr, m->data_len);
-      rte_mbuf* h = hdr < m->pkt_len ? split_head(m, hdr) : nullptr;
-      if (!h) {  // nothing to split off (or no header buffer): the frame goes as one segment
-        ++unsplit_;
-        h = m;
-        hdr = m->pkt_len;
-      }
-      const uint32_t data = h->pkt_len - hdr;
-      if (hb_.mode() == park::HostMode::kNicmem) hb_.rx_nicmem(hdr, data, in_nic);
-      else hb_.rx_split(hdr, data);
-      hb_.nf(header_len(h));
-      nf.push_back(h);
+      nf.push_back(ns_.to_nf(m, m->pool == nic_pool_,
+                             [this](rte_mbuf* f, uint32_t hdr) { return split_head(f, hdr); }));
     }
     return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p[i];
-      const uint32_t hdr = m->data_len, data = m->pkt_len - hdr;
-      const bool in_nic = m->next && m->next->pool == nic_pool_;
-      if (hb_.mode() == park::HostMode::kNicmem) hb_.tx_nicmem(hdr, data, in_nic);
-      else hb_.tx_split(hdr, data);
+      ns_.from_nf(m->data_len, m->pkt_len - m->data_len, m->next && m->next->pool == nic_pool_);
       out.push_back(m);  // multi-segment: the port gathers header + payload
     }
   }
   void drain(std::vector<rte_mbuf*>&) override {}
-  void report(const CounterSink& s) const override {
-    hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
-    s("not_split_one_segment", unsplit_);
-  }
+  void report(const CounterSink& s) const override { ns_.report(s); }
   uint64_t drops() const override { return 0; }
   uint64_t held() const override { return 0; }
   void drop_reasons(const CounterSink&) const override {}
@@ -240,18 +229,19 @@ class NicSplitMode final : public SwitchMode {
     }
     return h;
   }
-  park::HostBoundary hb_;
-  uint32_t hdr_bytes_;
+  park::NicSplit<MbufOps> ns_;
   rte_mempool* nic_pool_;
-  uint64_t unsplit_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* nic_pool, std::string& err) {
+std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* nic_pool,
+                                             std::string& err) {
   switch (cfg.mode) {
-    case Mode::kBaseline: return std::make_unique<Baseline>();
-    case Mode::kPayloadPark: return std::make_unique<PayloadParkMode>(cfg.park);
+    case Mode::kBaseline:
+      return std::make_unique<Baseline>();
+    case Mode::kPayloadPark:
+      return std::make_unique<PayloadParkMode>(cfg.park);
     case Mode::kQueueMem: {
       if (std::string e = cfg.queuemem.validate(); !e.empty()) {
         err = "queuemem: " + e;
@@ -266,8 +256,10 @@ std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* 
       }
       return std::make_unique<SlicerMode>(cfg.slicer);
     }
-    case Mode::kNicmem: return std::make_unique<NicSplitMode>(park::HostMode::kNicmem, cfg.header_segment, nic_pool);
-    case Mode::kSplit: return std::make_unique<NicSplitMode>(park::HostMode::kSplit, cfg.header_segment, nic_pool);
+    case Mode::kNicmem:
+      return std::make_unique<NicSplitMode>(park::HostMode::kNicmem, cfg.header_segment, nic_pool);
+    case Mode::kSplit:
+      return std::make_unique<NicSplitMode>(park::HostMode::kSplit, cfg.header_segment, nic_pool);
   }
   err = "unknown mode";
   return nullptr;

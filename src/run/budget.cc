@@ -68,7 +68,7 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
   const uint64_t per_mbuf = mbuf_cost(kDataRoom) + mbuf_cost(kHeaderRoom) + mbuf_cost(0);
   uint64_t nic = 0;
   if (c.role == Role::kNf) {
-    b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : kNfRolePool;
+    b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : kNfRolePool + b.reframe_hold;
     b.parts.push_back(
         {"run", "pool_mbufs", "mempools for " + num(b.pool_mbufs) + " packets",
          b.pool_mbufs * mbuf_cost(kDataRoom) + 1024 * (per_mbuf - mbuf_cost(kDataRoom))});

@@ -110,35 +110,51 @@ bool Loader::load_string(std::string_view text, const std::string& name, std::st
   return load_root(std::move(root), name, err);
 }
 
+// Walks one table: sub-tables that are sections of their own, then settings.
+bool Loader::walk(const toml::table& t, const std::string& section, const std::string& name,
+                  std::string& err) {
+  for (const auto& [k, node] : t) {
+    const std::string key(k.str());
+    const std::string sub = section + "." + key;
+    if (node.is_table() && known_section(sub)) {
+      if (!walk(*node.as_table(), sub, name, err)) return false;
+      continue;
+    }
+    const Setting* s = find_setting(section, key);
+    if (!s) {
+      err = name + ": [" + section + "] unknown key '" + key +
+            "' (valid keys: " + keys_of(section) + ")";
+      return false;
+    }
+    Value v;
+    std::string why;
+    if (!decode_given(*s, given_of(node), v, why)) {
+      err = name + ": [" + section + "] " + key + ": " + why;
+      return false;
+    }
+    apply(*s, std::move(v), 'f');
+  }
+  return true;
+}
+
+bool Loader::load_sections(const toml::table& root, const std::string& name,
+                           std::initializer_list<std::string_view> only, std::string& err) {
+  for (std::string_view sec : only) {
+    const toml::node* node = root.get(sec);
+    if (!node) continue;
+    if (!known_section(sec))
+      return (err = name + ": [" + std::string(sec) + "] is not a section of nfpark run"), false;
+    if (!node->is_table())
+      return (err = name + ": '" + std::string(sec) + "' must be a table"), false;
+    if (!walk(*node->as_table(), std::string(sec), name, err)) return false;
+  }
+  return true;
+}
+
 bool Loader::load_root(std::shared_ptr<toml::table> root, const std::string& name,
                        std::string& err) {
   file_ = name;
   cfg_.source = name;
-  // Walks one table: sub-tables that are sections of their own, then settings.
-  auto walk = [&](auto& self, const toml::table& t, const std::string& section) -> bool {
-    for (const auto& [k, node] : t) {
-      const std::string key(k.str());
-      const std::string sub = section + "." + key;
-      if (node.is_table() && known_section(sub)) {
-        if (!self(self, *node.as_table(), sub)) return false;
-        continue;
-      }
-      const Setting* s = find_setting(section, key);
-      if (!s) {
-        err = name + ": [" + section + "] unknown key '" + key +
-              "' (valid keys: " + keys_of(section) + ")";
-        return false;
-      }
-      Value v;
-      std::string why;
-      if (!decode_given(*s, given_of(node), v, why)) {
-        err = name + ": [" + section + "] " + key + ": " + why;
-        return false;
-      }
-      apply(*s, std::move(v), 'f');
-    }
-    return true;
-  };
   for (const auto& [k, node] : *root) {
     const std::string key(k.str());
     if (key == "nf") {
@@ -152,7 +168,7 @@ bool Loader::load_root(std::shared_ptr<toml::table> root, const std::string& nam
     }
     if (!node.is_table())
       return (err = name + ": '" + key + "' must be a table ([" + key + "])"), false;
-    if (!walk(walk, *node.as_table(), key)) return false;
+    if (!walk(*node.as_table(), key, name, err)) return false;
   }
   std::string nerr;
   if (!nf::check_nf_tables(root.get(), nerr)) return (err = name + ": " + nerr), false;

@@ -14,6 +14,7 @@
 // a file that is not TOML is an error. No DPDK, nothing allocated beyond the config itself: the
 // simulator loads the same files.
 #pragma once
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,11 @@ class Loader {
   bool load_file(const std::string& path, std::string& err);
   // TOML text (the fuzz target's entry point); `name` stands for the file in messages.
   bool load_string(std::string_view text, const std::string& name, std::string& err);
+  // Only the sections `only` (e.g. "park", "queuemem") of a parsed TOML table, each key
+  // decoded through the settings table; other sections are the caller's (the simulator's
+  // scenario files hold these beside their own). Errors as load_file's, naming `name`.
+  bool load_sections(const toml::table& root, const std::string& name,
+                     std::initializer_list<std::string_view> only, std::string& err);
   // --flag VALUE, or the bare flag of a kBool setting (`text` empty).
   bool set_flag(const Setting& s, std::optional<std::string_view> text, std::string& err);
   // Checks that need every setting at once: the chain and every [nf.NAME] against the NF
@@ -55,6 +61,8 @@ class Loader {
 
  private:
   bool load_root(std::shared_ptr<toml::table> root, const std::string& name, std::string& err);
+  bool walk(const toml::table& t, const std::string& section, const std::string& name,
+            std::string& err);
   bool apply(const Setting& s, Value v, char origin);
   bool check_files(std::string& err) const;
   bool check_roles(std::string& err) const;

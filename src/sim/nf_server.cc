@@ -16,12 +16,13 @@ std::string NfServerConfig::validate() const {
 
 NfServer::NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
                    std::optional<park::TagFormat> format)
-    : e_(e),
-      cfg_(c),
-      chain_(std::move(chain)),
-      ep_(format, c.notify_drops),
-      cores_(c.cores),
-      rng_(c.seed ^ 0x5EEDF00Dull) {
+    : NfServer(
+          e, c,
+          std::make_unique<park::NfBurst<SimBuffer>>(std::move(chain), format, c.notify_drops)) {}
+
+NfServer::NfServer(Engine& e, const NfServerConfig& c,
+                   std::unique_ptr<park::NfBurst<SimBuffer>> step)
+    : e_(e), cfg_(c), step_(std::move(step)), cores_(c.cores), rng_(c.seed ^ 0x5EEDF00Dull) {
   for (auto& core : cores_) core.out.reserve(nf::kBurst);
 }
 
@@ -65,39 +66,36 @@ void NfServer::fill_ring(Core& core) {
 void NfServer::start_burst(uint16_t c) {
   Core& core = cores_[c];
   std::array<Packet*, nf::kBurst> pkts;
-  std::array<PacketView, nf::kBurst> views;
-  std::array<nf::Verdict, nf::kBurst> verdicts;
-  std::array<uint32_t, nf::kBurst> tag_at;
-  uint32_t n = 0;
-  Picos service = Picos(cfg_.service.burst_ns * double(kNs) + 0.5);
-  while (core.ring.head && n < cfg_.burst) {
-    Packet* p = core.ring.pop();
-    const uint64_t hdr_before = ep_.counters().header_only;
-    ep_.view(p, views[n], tag_at[n]);
-    service += cfg_.service.sample(ep_.counters().header_only != hdr_before, rng_);
-    verdicts[n] = nf::Verdict::kPass;
-    pkts[n++] = p;
-  }
-  chain_->process({views.data(), n}, {verdicts.data(), n}, to_nanos(e_.now()));
+  uint16_t n = 0;
+  while (core.ring.head && n < cfg_.burst) pkts[n++] = core.ring.pop();
   core.out.clear();
-  for (uint32_t i = 0; i < n; ++i) {
+  Sink sink{this, &core, Picos(cfg_.service.burst_ns * double(kNs) + 0.5)};
+  step_->run(pkts.data(), n, to_nanos(e_.now()), sink);
+  ctr_.nf_drops = step_->nf_drops;
+  core.busy = true;
+  core.busy_ps += sink.service;
+  core.event = true;
+  e_.schedule(e_.now() + sink.service, this, c);
+}
+
+void NfServer::Sink::viewed(Packet*, bool header_only) {
+  service += s->cfg_.service.sample(header_only, s->rng_);
+}
+
+// The survivors of the chain: notices go back as they are; the `drop` fault loses a fraction of
+// the others silently.
+void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, uint16_t n, Nanos) {
+  for (uint16_t i = 0; i < n; ++i) {
     Packet* p = pkts[i];
-    if (verdicts[i] == nf::Verdict::kDrop) {
-      ++ctr_.nf_drops;
-      p = ep_.on_drop(p, tag_at[i]);
-      if (!p) continue;
-      ++ctr_.drop_notices;
-    } else if (cfg_.drop > 0 && rng_.uniform() < cfg_.drop) {
-      ++ctr_.drop_fault;
+    if (notice[i]) {
+      ++s->ctr_.drop_notices;
+    } else if (s->cfg_.drop > 0 && s->rng_.uniform() < s->cfg_.drop) {
+      ++s->ctr_.drop_fault;
       SimBuffer::free(p);
       continue;
     }
-    core.out.push_back(p);
+    core->out.push_back(p);
   }
-  core.busy = true;
-  core.busy_ps += service;
-  core.event = true;
-  e_.schedule(e_.now() + service, this, c);
 }
 
 void NfServer::on_event(uint64_t c) {
@@ -141,9 +139,9 @@ void NfServer::report(const CounterSink& s) const {
   s("nf_server.drop_fault", ctr_.drop_fault);
   s("nf_server.nf_drops", ctr_.nf_drops);
   s("nf_server.drop_notices", ctr_.drop_notices);
-  s("nf_server.header_only", ep_.counters().header_only);
-  s("nf_server.whole", ep_.counters().whole);
-  chain_->counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
+  s("nf_server.header_only", step_->endpoint().header_only);
+  s("nf_server.whole", step_->endpoint().whole);
+  step_->chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
 }
 
 }  // namespace nfpark::sim

@@ -24,15 +24,15 @@
 //  NIC sends them at link rate. An NF drop becomes an explicit-drop notice (OP bit) or is freed,
 //  as the endpoint says; `drop` loses that fraction of what survives the chain, silently (a
 //  header-drop fault, as QUEUE-MEM's Fig. 7 injects).
-//  Until the lift of src/dp/nf_server.cc (issue 15, part 1), this is the second copy of the NF
-//  server's burst step: view, chain, drop notification.
+//  The burst step (view, chain, drop notification) is park::NfBurst (park/nf_burst.h), the
+//  same code the dataplane's NF server runs; this model adds the NIC, PCIe, rings and cores.
 #pragma once
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "nf/nf.h"
-#include "park/nf_endpoint.h"
+#include "park/nf_burst.h"
 #include "sim/egress_port.h"
 #include "sim/pipe.h"
 #include "sim/service.h"
@@ -69,6 +69,8 @@ class NfServer final : public PortPeer, private EventHandler {
   // `format`: the parking tag the switch adds (nullopt: whole packets, no tag).
   NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
            std::optional<park::TagFormat> format);
+  // `step`: the burst step as run::build_nf_step assembled it (run/nf_assembly.h).
+  NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<park::NfBurst<SimBuffer>> step);
   void connect(PortPeer* back, uint16_t link) {
     back_ = back;
     back_link_ = link;
@@ -76,8 +78,8 @@ class NfServer final : public PortPeer, private EventHandler {
   void arrive(Packet* p, Picos at, uint16_t link) override;
 
   const NfServerCounters& counters() const { return ctr_; }
-  const park::NfEndpointCounters& endpoint() const { return ep_.counters(); }
-  const nf::Chain& chain() const { return *chain_; }
+  const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
+  const nf::Chain& chain() const { return step_->chain(); }
   Picos busy_time() const;  // summed over cores
   void report(const CounterSink& s) const;
 
@@ -115,11 +117,17 @@ class NfServer final : public PortPeer, private EventHandler {
   void fill_ring(Core& core);
   void start_burst(uint16_t core);
   void send_back(Packet* p);
+  struct Sink {  // park::NfBurst's sink: service time per packet, survivors to the core
+    NfServer* s;
+    Core* core;
+    Picos service;
+    void viewed(Packet*, bool header_only);
+    void burst(Packet** pkts, const uint32_t* tag_at, const bool* notice, uint16_t n, Nanos now);
+  };
 
   Engine& e_;
   NfServerConfig cfg_;
-  std::unique_ptr<nf::Chain> chain_;
-  park::NfEndpoint<SimBuffer> ep_;
+  std::unique_ptr<park::NfBurst<SimBuffer>> step_;
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;

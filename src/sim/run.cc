@@ -8,6 +8,7 @@
 #include "nf/registry.h"
 #include "sim/collector.h"
 #include "sim/run_topology.h"
+#include "trace/pcap_writer.h"
 
 namespace nfpark::sim {
 
@@ -85,6 +86,15 @@ bool run_sim(const SimRunConfig& cfg, RunReport& r, std::string& err, const Prog
   const double wall0 = wall_now();
   RunTopology t;
   if (!t.build(cfg, err)) return false;
+  // The output frames as they leave the switch (bytes the record holds, the frame's length),
+  // stamped with their departure time: what `nfpark run --out` writes.
+  trace::PcapWriter out;
+  if (!cfg.out_pcap.empty()) {
+    if (!out.open(cfg.out_pcap)) return err = "--out-pcap: " + out.error(), false;
+    t.collector->set_tap([&out](const Packet& p, Picos at) {
+      out.write(to_nanos(at), p.data, std::min(p.head, p.len), p.len);
+    });
+  }
   r = RunReport{};
   r.mode = to_string(cfg.mode);
   r.params = cfg.params;
@@ -108,6 +118,7 @@ bool run_sim(const SimRunConfig& cfg, RunReport& r, std::string& err, const Prog
   r.engine_seconds = wall_now() - loop0;
   r.engine_cpu_seconds = cpu_now() - cpu0;
   t.finish(cfg, r);
+  if (!cfg.out_pcap.empty() && !out.close()) return err = "--out-pcap: " + out.error(), false;
   r.wall_seconds = wall_now() - wall0;
   return true;
 }

@@ -75,7 +75,8 @@ struct SimRunConfig {
   // What this run is, for the report: ("variant", "\"pp160\""), ("traffic.size", "256"), ...
   // (values are JSON literals).
   std::vector<std::pair<std::string, std::string>> params;
-  std::string label;  // for progress lines
+  std::string label;     // for progress lines
+  std::string out_pcap;  // write every output frame here (the collector's tap; --out-pcap)
 };
 
 }  // namespace nfpark::sim

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nf/registry.h"
+#include "run/nf_assembly.h"
 #include "sim/frames.h"
 #include "sim/queue_mem_program.h"
 
@@ -42,16 +43,24 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
                                           cfg.interval);
   collector->set_window(cfg.warmup, cfg.duration);
   for (uint16_t p = 0; p < tc.ports; ++p) sw->connect(p, collector.get(), p);
-  const std::optional<park::TagFormat> format =
-      cfg.mode == SimMode::kPayloadPark ? std::optional(cfg.park.format)
-      : cfg.mode == SimMode::kQueueMem  ? std::optional(park::TagFormat::kNfpark)
-                                        : std::nullopt;
+  // The NF server is assembled as nfpark run's is (run/nf_assembly.h): chain, tag format per
+  // mode, drop notification; the chain runs on virtual time.
+  run::RunConfig rc;
+  rc.mode = cfg.mode == SimMode::kPayloadPark ? run::Mode::kPayloadPark
+            : cfg.mode == SimMode::kQueueMem  ? run::Mode::kQueueMem
+                                              : run::Mode::kBaseline;
+  rc.chain = cfg.chain;
+  rc.nf_config = std::const_pointer_cast<toml::table>(cfg.nf_params);
+  rc.park = cfg.park;
+  rc.notify_drops = cfg.nf.notify_drops;
+  const run::NfServerSpec spec = run::nf_server_spec(rc, run::Budget{}, false, err);
+  if (!err.empty()) return false;
   for (uint16_t k = 0; k < cfg.nf_servers; ++k) {
-    auto chain = nf::build_chain(cfg.chain, cfg.nf_params.get(), err);
-    if (!chain) return err = "[nf_server] chain: " + err, false;
+    auto step = run::build_nf_step<SimBuffer>(rc, spec, err);
+    if (!step) return err = "[nf_server] chain: " + err, false;
     NfServerConfig nc = cfg.nf;
     nc.seed = cfg.seed * 1000003 + k;
-    auto s = std::make_unique<NfServer>(engine, nc, std::move(chain), format);
+    auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
     const uint16_t port = uint16_t(tc.ports + k);
     s->connect(sw.get(), port);
     sw->connect(port, s.get(), 0);

@@ -11,7 +11,7 @@ namespace nfpark::sim {
 // [sim], [traffic], [switch], [nf_server] and [park] of one expanded run.
 bool parse_run(const toml::table& root, const std::string& where, const std::string& dir,
                SimRunConfig& c, std::string& err);
-// [park], with the keys and rules of `nfpark run`'s [park].
+// [park] (and the other mode sections), decoded by `nfpark run`'s settings table.
 bool parse_park(const toml::table& root, const std::string& where, park::ParkConfig& pc,
                 std::string& err);
 // [queuemem]: queues, slices, batch, header_array, min_payload, lost_after_us, seal_after_us,

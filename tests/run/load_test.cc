@@ -3,6 +3,7 @@
 #include "run/load.h"
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -134,6 +135,31 @@ TEST(Loader, SyntaxErrorsAreOneLine) {
   EXPECT_FALSE(load(l, "4=n\n23.2=112\n", err));
   EXPECT_EQ(err.find_first_of("\n\r"), std::string::npos) << err;
   EXPECT_EQ(err.rfind("t.toml:1: ", 0), 0u) << err;
+}
+
+// The simulator's scenarios hold nfpark run's mode sections beside their own: load_sections
+// decodes only the named ones, through the same table, with the same messages.
+TEST(Loader, LoadSectionsDecodesOnlyTheNamedSections) {
+  toml::table root = toml::parse(
+      "[park]\npark_bytes = \"all\"\nslots = 1024\n[park.no_split]\ndst_ports = [53]\n"
+      "[traffic]\nrate_gbps = 3\n");
+  Loader l;
+  std::string err;
+  ASSERT_TRUE(l.load_sections(root, "s.toml", {"park", "queuemem"}, err)) << err;
+  EXPECT_EQ(l.config().park.park_bytes, 0u);
+  EXPECT_EQ(l.config().park.slots, 1024u);
+  EXPECT_EQ(l.config().park.no_split.dst_ports, std::vector<uint16_t>{53});
+  EXPECT_EQ(l.config().park.min_payload, 160u) << "the table's default";
+  EXPECT_TRUE(l.given("park", "slots"));
+  EXPECT_FALSE(l.given("park", "max_exp"));
+
+  root = toml::parse("[park]\nmax_exp = 0\n");
+  Loader bad;
+  EXPECT_FALSE(bad.load_sections(root, "s.toml", {"park"}, err));
+  EXPECT_EQ(err, "s.toml: [park] max_exp: expected an integer from 1 to 255 (traversals), got 0");
+  root = toml::parse("[traffic]\nx = 1\n");
+  EXPECT_FALSE(bad.load_sections(root, "s.toml", {"traffic"}, err));
+  EXPECT_NE(err.find("[traffic] is not a section of nfpark run"), std::string::npos) << err;
 }
 
 }  // namespace

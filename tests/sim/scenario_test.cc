@@ -136,6 +136,10 @@ TEST(Scenario, BadInputGetsOneClearError) {
       {"[nf_server]\ncycles_header = 300\n", "[nf_server] clock_ghz"},
       {"[park]\npark_bytes = 0\n", "[park] park_bytes"},
       {"[park]\nslices = 2\n", "[nf_server] servers"},
+      // [park] is decoded by nfpark run's settings table: its ranges, units and messages
+      {"[park]\nmax_exp = 300\n", "[park] max_exp: expected an integer from 1 to 255 (traversals)"},
+      {"[park]\nslot = 4\n", "[park] unknown key 'slot' (valid keys: "},
+      {"[park.no_split]\ndst_ports = [70000]\n", "[park.no_split] dst_ports: expected"},
       {"[[variant]]\nname = \"v\"\n\"traffic.sise\" = 3\n", "variant v): [traffic] unknown key"},
       {"[sweep]\n\"traffic.size\" = 3\n", "[sweep] traffic.size: expected a non-empty array"},
       {"[sweep]\n\"bogus.key\" = [1]\n", "'bogus' is not a section"},

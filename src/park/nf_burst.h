@@ -1,0 +1,186 @@
+// Element:  NfBurst — the NF server's burst step, written once for every engine: the dataplane's
+//           NF lcore (src/dp/nf_server.*) and the simulator's NF server model
+//           (src/sim/nf_server.*) are thin adapters over it.
+// Ports:    run(burst) / flush() -> Sink (burst of survivors, with their tag offsets)
+// Config:   the chain (nf::build_chain), the tag format (nullopt: whole packets), notify_drops
+//           (true: a tagged packet the chain drops goes back as PayloadPark's explicit-drop
+//           notice), slicer (packets carry NFSlicer's token), Reframer (optional,
+//           reframe/flow_reorder.h: t_buff, max_held_packets), trace time (optional).
+// Time:     passed in (`now`); replaying a trace, the clock is the newest packet's trace time,
+//           which the engine reads from its handle (clock()).
+// Counters: rx, nf_drops (the chain's verdicts), coalesced (pure ACKs Reframer removed; freed),
+//           the endpoint's (park/nf_endpoint.h: header_only, whole, drop_notified, drop_freed).
+// Paper:    PayloadPark §4 (the NF server returns headers with their tag; an NF drop is an
+//           explicit drop so the slot frees at once), Reframer (flows held up to t_buff, then fed
+//           to the chain flow by flow).
+//
+// Theory of operation
+//  A burst is viewed (NfEndpoint: where the tag is, the original's length), run through the chain
+//  at once at `now`, and the chain's drops become notices or are freed. The survivors (and the
+//  notices, flagged) go to the Sink in input order, one call per chain burst, so an engine can
+//  apply its own per-burst step (the dataplane's fault injector) and send them. With Reframer,
+//  the packets read are held per flow and what Reframer releases runs through the chain in
+//  bursts of kBurst, flows kept together. Nothing here allocates per packet.
+//
+//  Sink:  void viewed(Handle, bool header_only)   each packet as the endpoint sees it (the
+//                                                 simulator charges its service time here)
+//         void burst(Handle* pkts, const uint32_t* tag_at, const bool* notice, uint16_t n,
+//                    Nanos now)                   survivors of one chain burst, in order
+#pragma once
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/parse.h"
+#include "core/time.h"
+#include "nf/nf.h"
+#include "park/buffer_ops.h"
+#include "park/nf_endpoint.h"
+#include "reframe/classify.h"
+#include "reframe/flow_reorder.h"
+
+namespace nfpark::park {
+
+template <BufferOps B>
+class NfBurst {
+ public:
+  using Handle = typename B::Handle;
+  static constexpr uint16_t kMax = uint16_t(nf::kBurst);
+
+  NfBurst(std::unique_ptr<nf::Chain> chain, std::optional<TagFormat> format, bool notify,
+          bool slicer = false)
+      : chain_(std::move(chain)), ep_(format, notify, slicer) {}
+
+  // Puts Reframer in front of the chain: packets are held per flow for up to t_buff and reach
+  // the chain flow by flow.
+  void set_reframer(const reframe::ReorderConfig& cfg) {
+    reorder_ = std::make_unique<reframe::FlowReorder<Handle>>(cfg);
+    ready_.reserve(cfg.max_held_packets + 4 * kMax);
+  }
+  // Replaying a trace: the chain's `now` is the trace time of the newest packet seen, not the
+  // engine's clock, so results do not depend on the replay speed.
+  void use_trace_time(bool on) { trace_time_ = on; }
+  bool trace_time() const { return trace_time_; }
+
+  // The clock a poll that read `pkts` at `now` runs on: `now`, or with trace time the newest
+  // trace time seen (`ts(h)`); nullopt while no packet has been seen.
+  template <class Ts>
+  std::optional<Nanos> clock(const Handle* pkts, uint16_t n, Nanos now, Ts&& ts) {
+    if (trace_time_) {
+      for (uint16_t i = 0; i < n; ++i) trace_now_ = std::max(trace_now_, Nanos(ts(pkts[i])));
+      if (trace_now_ == INT64_MIN) return std::nullopt;
+      now = trace_now_;
+    }
+    clock_ = now;
+    return now;
+  }
+  // The clock the last poll ran on (INT64_MIN before it has one).
+  Nanos clock() const { return clock_; }
+
+  // Runs up to kMax packets read at `now` (clock()'s) through Reframer (if set) and the chain.
+  template <class Sink>
+  void run(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
+    rx += n;
+    if (!reorder_) {
+      if (n) process(pkts, n, now, sink);
+      return;
+    }
+    Collect c{this};
+    if (n) {
+      std::array<reframe::PacketMeta, kMax> meta;
+      for (uint16_t i = 0; i < n; ++i) {
+        const uint8_t* d = B::data(pkts[i]);
+        meta[i] = reframe::classify(d, parse_packet(d, B::head_len(pkts[i])), bypass_);
+      }
+      reorder_->push({pkts, n}, {meta.data(), n}, now, c);
+    }
+    reorder_->poll(now, c);
+    run_ready(now, sink);
+  }
+
+  // End of a run: everything Reframer holds goes through the chain now.
+  template <class Sink>
+  void flush(Nanos now, Sink& sink) {
+    if (!reorder_) return;
+    Collect c{this};
+    reorder_->flush_all(now, c);
+    run_ready(now, sink);
+  }
+  // The time flush() should run at when replaying a trace (the newest trace time, 0 if none).
+  Nanos flush_time(Nanos now) const {
+    return trace_time_ ? (trace_now_ == INT64_MIN ? 0 : trace_now_) : now;
+  }
+
+  size_t held() const { return reorder_ ? reorder_->held_packets() : 0; }
+  const nf::Chain& chain() const { return *chain_; }
+  const NfEndpointCounters& endpoint() const { return ep_.counters(); }
+  const reframe::FlowReorder<Handle>* reframer() const { return reorder_.get(); }
+
+  uint64_t rx = 0, nf_drops = 0, coalesced = 0;
+
+ private:
+  struct Collect {  // Reframer's emitter: gathers released packets in order
+    NfBurst* s;
+    void emit(Handle h) { s->ready_.push_back(h); }
+    void coalesced(Handle h) {
+      ++s->coalesced;
+      B::free(h);
+    }
+  };
+
+  template <class Sink>
+  void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
+    std::array<PacketView, kMax> views;
+    std::array<nf::Verdict, kMax> verdicts;
+    std::array<uint32_t, kMax> tag_at;
+    std::array<bool, kMax> notice;
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + 1 < n) __builtin_prefetch(B::data(pkts[i + 1]));
+      const uint64_t hdr_before = ep_.counters().header_only;
+      ep_.view(pkts[i], views[i], tag_at[i]);
+      sink.viewed(pkts[i], ep_.counters().header_only != hdr_before);
+      verdicts[i] = nf::Verdict::kPass;
+    }
+    chain_->process({views.data(), n}, {verdicts.data(), n}, now);
+    uint16_t keep = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      Handle h = pkts[i];
+      bool is_notice = false;
+      if (verdicts[i] == nf::Verdict::kDrop) {
+        ++nf_drops;
+        h = ep_.on_drop(h, tag_at[i]);
+        if (h == B::null()) continue;
+        is_notice = true;
+      }
+      pkts[keep] = h;
+      tag_at[keep] = tag_at[i];
+      notice[keep] = is_notice;
+      ++keep;
+    }
+    if (keep) sink.burst(pkts, tag_at.data(), notice.data(), keep, now);
+  }
+
+  // Runs what Reframer released through the chain, a burst at a time, flows kept together.
+  template <class Sink>
+  void run_ready(Nanos now, Sink& sink) {
+    for (size_t i = 0; i < ready_.size(); i += kMax) {
+      const uint16_t n = uint16_t(std::min<size_t>(kMax, ready_.size() - i));
+      process(ready_.data() + i, n, now, sink);
+    }
+    ready_.clear();
+  }
+
+  std::unique_ptr<nf::Chain> chain_;
+  NfEndpoint<B> ep_;
+  std::unique_ptr<reframe::FlowReorder<Handle>> reorder_;
+  std::vector<Handle> ready_;
+  bool trace_time_ = false;
+  Nanos trace_now_ = INT64_MIN;
+  Nanos clock_ = INT64_MIN;
+  reframe::BypassRules bypass_;
+};
+
+}  // namespace nfpark::park

@@ -1,0 +1,46 @@
+#include "run/nf_assembly.h"
+
+namespace nfpark::run {
+
+std::optional<park::TagFormat> nf_tag_format(Mode mode, park::TagFormat park_format) {
+  switch (mode) {
+    case Mode::kPayloadPark:
+      return park_format;
+    case Mode::kQueueMem:
+      return park::TagFormat::kNfpark;  // queue_mem.h writes only these
+    default:
+      return std::nullopt;
+  }
+}
+
+park::TagShape nf_tag_shape(Mode mode, park::TagFormat park_format) {
+  park::TagShape shape;
+  if (mode == Mode::kNfSlicer) {
+    shape.kind = park::TagShape::kSlicerToken;
+  } else if (auto f = nf_tag_format(mode, park_format)) {
+    shape.kind =
+        *f == park::TagFormat::kNfpark ? park::TagShape::kNfpark : park::TagShape::kPayloadPark;
+  }
+  return shape;
+}
+
+NfServerSpec nf_server_spec(const RunConfig& cfg, const Budget& budget, bool replay,
+                            std::string& err) {
+  NfServerSpec s;
+  s.format = nf_tag_format(cfg.mode, cfg.park.format);
+  s.notify = cfg.notify_drops;
+  s.slicer = cfg.mode == Mode::kNfSlicer;
+  s.trace_time = replay;
+  s.faults = cfg.faults;
+  s.shape = nf_tag_shape(cfg.mode, cfg.park.format);
+  if (budget.reframe_hold > 0) {
+    reframe::ReorderConfig rc;
+    rc.t_buff = Nanos(cfg.reframe_us * 1000);
+    rc.max_held_packets = budget.reframe_hold;
+    if (std::string e = rc.validate(); !e.empty()) err = "reframe: " + e;
+    s.reframe = rc;
+  }
+  return s;
+}
+
+}  // namespace nfpark::run

@@ -1,0 +1,109 @@
+// park::NicSplit, nicmem's and split's decisions without DPDK: the cut is max(header_segment,
+// L2-L4) and never past the first segment, a frame no longer than that goes as one segment, a
+// failed split (no header buffer) goes whole and is counted, and the boundary bytes follow the
+// mode and where the payload landed. NicMemory: payloads land in NIC memory while it has room.
+#include "park/nic_split.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/packet_builder.h"
+#include "vec_buffer.h"
+
+namespace nfpark::park {
+namespace {
+
+using testing::VecBuffer;
+using testing::VecPkt;
+
+VecPkt* udp(uint32_t frame) {
+  return VecBuffer::make(
+      PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).frame_size(frame).build());
+}
+VecPkt* tcp_opts(uint32_t frame) {  // Eth 14 + IPv4 20 + TCP 20 + 40 B of options = 94 B
+  return VecBuffer::make(PacketBuilder()
+                             .ipv4("10.0.0.1", "10.0.0.2")
+                             .tcp(1, 2, 0x18, 1, 0, 10)
+                             .frame_size(frame)
+                             .build());
+}
+
+// The engine's mechanics in a test: the header segment is a copy of the first `hdr` bytes; the
+// frame keeps its bytes (the test only needs the lengths).
+struct FakeSplit {
+  std::vector<uint32_t> cuts;
+  bool fail = false;
+  VecPkt* operator()(VecPkt* f, uint32_t hdr) {
+    cuts.push_back(hdr);
+    if (fail) return nullptr;
+    return f;  // same handle: pkt_len is the frame's, data after the cut = pkt_len - hdr
+  }
+};
+
+TEST(NicSplit, CutsAtTheHeaderSegmentOrTheL4HeadersWhicheverIsLonger) {
+  NicSplit<VecBuffer> ns(HostMode::kNicmem, 64);
+  VecPkt* a = udp(1518);  // L2-L4 = 42 < 64
+  EXPECT_EQ(ns.cut_at(a), 64u);
+  VecPkt* b = tcp_opts(1518);
+  EXPECT_EQ(ns.cut_at(b), 94u) << "never cut inside the headers the NF reads";
+  VecPkt* c = udp(60);
+  EXPECT_EQ(ns.cut_at(c), 0u) << "nothing left for a payload segment";
+  NicSplit<VecBuffer> big(HostMode::kSplit, 4000);
+  EXPECT_EQ(big.cut_at(a), 0u) << "never past the frame";
+  for (VecPkt* p : {a, b, c}) VecBuffer::free(p);
+}
+
+TEST(NicSplit, NicmemKeepsPayloadsInNicMemoryAndCountsFallbacks) {
+  NicSplit<VecBuffer> ns(HostMode::kNicmem, 64);
+  FakeSplit split;
+  VecPkt* a = udp(1518);
+  EXPECT_EQ(ns.to_nf(a, true, split), a);
+  EXPECT_EQ(ns.boundary().rx().data_bytes, 64u);
+  EXPECT_EQ(ns.boundary().rx().kept_bytes, 1454u);
+  EXPECT_EQ(ns.boundary().nf_touched(), 42u);
+  ns.to_nf(a, false, split);  // landed in host memory: the pool was empty
+  EXPECT_EQ(ns.boundary().nicmem_fallbacks(), 1u);
+  EXPECT_EQ(ns.boundary().rx().data_bytes, 64u + 1518u);
+  ns.from_nf(64, 1454, true);
+  EXPECT_EQ(ns.boundary().tx().data_bytes, 64u);
+  EXPECT_EQ(ns.boundary().tx().descriptors, 2u);
+  EXPECT_EQ(ns.unsplit(), 0u);
+  VecBuffer::free(a);
+}
+
+TEST(NicSplit, AFrameThatCannotBeCutGoesAsOneSegment) {
+  NicSplit<VecBuffer> ns(HostMode::kSplit, 64);
+  FakeSplit split;
+  VecPkt* small = udp(60);
+  EXPECT_EQ(ns.to_nf(small, false, split), small);
+  EXPECT_TRUE(split.cuts.empty()) << "not even tried";
+  split.fail = true;  // no header buffer
+  VecPkt* a = udp(1000);
+  EXPECT_EQ(ns.to_nf(a, false, split), a);
+  EXPECT_EQ(split.cuts, std::vector<uint32_t>{64});
+  EXPECT_EQ(ns.unsplit(), 2u);
+  EXPECT_EQ(ns.boundary().rx().data_bytes, 1060u);
+  std::map<std::string, uint64_t> got;
+  ns.report([&](std::string_view k, uint64_t v) { got[std::string(k)] = v; });
+  EXPECT_EQ(got["not_split_one_segment"], 2u);
+  EXPECT_EQ(got["host_boundary.rx_packets"], 2u);
+  VecBuffer::free(small);
+  VecBuffer::free(a);
+}
+
+TEST(NicMemory, PayloadsLandInNicMemoryWhileItHasRoom) {
+  NicMemory nm(2);
+  EXPECT_TRUE(nm.take());
+  EXPECT_TRUE(nm.take());
+  EXPECT_FALSE(nm.take()) << "full: host memory (secondary ring)";
+  EXPECT_EQ(nm.fallbacks(), 1u);
+  nm.give();
+  EXPECT_TRUE(nm.take());
+  nm.give();
+  nm.give();
+  EXPECT_TRUE(nm.all_back());
+}
+
+}  // namespace
+}  // namespace nfpark::park

@@ -1,0 +1,132 @@
+// park::NfBurst, the NF server's burst step both engines run (here on simulator records): the
+// chain's drops freed or sent back as notices, survivors in order per chain burst, the chain's
+// clock (trace time), Reframer's hand-off (flows fed to the chain together, flush at the end).
+#include "park/nf_burst.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/sim_buffer.h"
+#include "sim_fixtures.h"
+
+namespace nfpark::sim {
+namespace {
+
+using testing::make_packet;
+
+// Drops every packet whose wire length is odd; records the `now` it ran at and its burst sizes.
+struct OddDrop final : nf::Nf {
+  std::vector<Nanos>* nows;
+  std::vector<size_t>* sizes;
+  std::string_view name() const override { return "odd_drop"; }
+  void process(std::span<PacketView> pkts, std::span<nf::Verdict> v, Nanos now) override {
+    nows->push_back(now);
+    sizes->push_back(pkts.size());
+    for (size_t i = 0; i < pkts.size(); ++i)
+      if (pkts[i].wire_len % 2) v[i] = nf::Verdict::kDrop;
+  }
+};
+
+struct Sink {
+  std::vector<uint64_t> out;  // seq of survivors, in order
+  std::vector<uint16_t> bursts;
+  uint32_t n_viewed = 0, header_only = 0, notices = 0;
+  void viewed(Packet*, bool h) {
+    ++n_viewed;
+    header_only += h;
+  }
+  void burst(Packet** p, const uint32_t*, const bool* notice, uint16_t n, Nanos) {
+    bursts.push_back(n);
+    for (uint16_t i = 0; i < n; ++i) {
+      out.push_back(p[i]->seq);
+      notices += notice[i];
+      SimBuffer::free(p[i]);
+    }
+  }
+};
+
+struct Rig {
+  std::vector<Nanos> nows;
+  std::vector<size_t> sizes;
+  PacketPool pool{256};
+  std::unique_ptr<park::NfBurst<SimBuffer>> step;
+  Rig() {
+    auto chain = std::make_unique<nf::Chain>();
+    auto nf = std::make_unique<OddDrop>();
+    nf->nows = &nows;
+    nf->sizes = &sizes;
+    chain->add(std::move(nf));
+    step = std::make_unique<park::NfBurst<SimBuffer>>(std::move(chain), std::nullopt, true);
+  }
+};
+
+TEST(NfBurst, ChainDropsAreFreedAndSurvivorsKeepTheirOrder) {
+  Rig r;
+  std::array<Packet*, 32> pkts;
+  for (uint16_t i = 0; i < 32; ++i) pkts[i] = make_packet(r.pool, 100 + i, i);
+  Sink s;
+  r.step->run(pkts.data(), 32, 5000, s);
+  EXPECT_EQ(s.n_viewed, 32u);
+  EXPECT_EQ(s.header_only, 0u) << "untagged packets are whole";
+  ASSERT_EQ(s.bursts, std::vector<uint16_t>{16});
+  for (size_t i = 0; i < s.out.size(); ++i) EXPECT_EQ(s.out[i], 2 * i);
+  EXPECT_EQ(r.step->nf_drops, 16u);
+  EXPECT_EQ(r.step->endpoint().drop_freed, 16u) << "untagged: no notice, freed";
+  EXPECT_EQ(s.notices, 0u);
+  EXPECT_EQ(r.step->rx, 32u);
+  EXPECT_EQ(r.nows, std::vector<Nanos>{5000});
+  EXPECT_EQ(r.pool.live(), 0u);
+}
+
+TEST(NfBurst, TraceTimeIsTheNewestPacketsTime) {
+  Rig r;
+  r.step->use_trace_time(true);
+  auto ts = [](Packet* p) { return Nanos(p->seq * 1000); };
+  EXPECT_FALSE(r.step->clock(nullptr, 0, 777, ts)) << "no packet seen yet";
+  std::array<Packet*, 3> pkts{make_packet(r.pool, 100, 4), make_packet(r.pool, 100, 9),
+                              make_packet(r.pool, 100, 2)};
+  EXPECT_EQ(r.step->clock(pkts.data(), 3, 777, ts), Nanos(9000));
+  EXPECT_EQ(r.step->clock(nullptr, 0, 1 << 30, ts), Nanos(9000)) << "kept between polls";
+  Sink s;
+  r.step->run(pkts.data(), 3, 9000, s);
+  EXPECT_EQ(r.step->flush_time(1 << 30), Nanos(9000));
+  r.step->use_trace_time(false);
+  EXPECT_EQ(r.step->clock(nullptr, 0, 777, ts), Nanos(777));
+  EXPECT_EQ(r.pool.live(), 0u);
+}
+
+TEST(NfBurst, ReframerFeedsTheChainFlowByFlowAndFlushReleasesAll) {
+  Rig r;
+  reframe::ReorderConfig rc;
+  rc.t_buff = 100 * kMicro;
+  rc.bypass_first_packet = false;
+  r.step->set_reframer(rc);
+  // Two flows interleaved, even lengths (nothing dropped): a b a b ...
+  std::array<Packet*, 16> pkts;
+  for (uint16_t i = 0; i < 16; ++i) {
+    auto f = testing::udp_frame(100, uint16_t(i % 2 ? 2000 : 1000), i);
+    pkts[i] = r.pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
+    pkts[i]->seq = i;
+  }
+  Sink s;
+  r.step->run(pkts.data(), 16, 0, s);
+  EXPECT_TRUE(s.out.empty()) << "held for t_buff";
+  EXPECT_EQ(r.step->held(), 16u);
+  r.step->flush(10, s);
+  ASSERT_EQ(s.out.size(), 16u);
+  EXPECT_EQ(r.step->held(), 0u);
+  // flow by flow: each flow's packets contiguous and in their order
+  std::map<uint64_t, std::vector<uint64_t>> by_flow;
+  int changes = 0;
+  for (size_t i = 0; i < s.out.size(); ++i) {
+    by_flow[s.out[i] % 2].push_back(s.out[i]);
+    if (i && s.out[i] % 2 != s.out[i - 1] % 2) ++changes;
+  }
+  EXPECT_EQ(changes, 1);
+  for (auto& [f, seqs] : by_flow) EXPECT_TRUE(std::is_sorted(seqs.begin(), seqs.end()));
+  EXPECT_EQ(r.pool.live(), 0u);
+}
+
+}  // namespace
+}  // namespace nfpark::sim
