@@ -174,6 +174,7 @@ uint32_t SwitchLoop::to_nf() {
       n = traffic_[t].rx(b, kBurst);
       if (!n) continue;
       traffic_[t].count_rx(b, n);
+      traffic_.learn(t, b, n);
       if (live_) seen_traffic_ = true;
     }
     to_nf_.clear();
