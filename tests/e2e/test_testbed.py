@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from nfpark.testbed import net
 
 FULL = os.environ.get("NFPARK_TESTBED_FULL") == "1"
@@ -166,3 +165,35 @@ def test_header_drops_at_the_nf_server(tb_id: str) -> None:
     assert 0.2 < injected / sent < 0.4, (injected, sent)
     # The switch never heard back about them: counted as unanswered, in its balance.
     assert int(sw["drops"]["nf_unanswered"]) >= injected, sw  # type: ignore[index]
+
+
+def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
+    """While the testbed runs, dpdk-telemetry.py reads the switch's and the NF server's counters
+    through their telemetry sockets, and each prints a rate line on stderr every 2 s."""
+    if shutil.which("dpdk-telemetry.py") is None:
+        pytest.skip("dpdk-telemetry.py (package dpdk) is missing")
+    tb = net.up(tb_id, "payloadpark")
+    p = run_in(tb.ns("client"), "ping", "-c", "20", "-i", "0.05", "-s", "1000", net.SERVER_IP)
+    assert " 0% packet loss" in p.stdout, p.stdout
+    time.sleep(1.2)  # the snapshot is refreshed about once a second
+
+    def read(name: str, cmd: str) -> dict[str, object]:
+        q = subprocess.run(["dpdk-telemetry.py", "-f", f"nfpark{tb.proc(name).pid}"],
+                           input=cmd + "\n", capture_output=True, text=True, timeout=20,
+                           check=False)
+        line = next(ln for ln in q.stdout.splitlines() if ln.startswith("{"))
+        return dict(json.loads(line)[cmd])
+
+    sw, nf = read("switch", "/nfpark/stats"), read("nf1", "/nfpark/stats")
+    assert sw["role"] == "switch" and nf["role"] == "nf", (sw, nf)
+    assert int(sw["packets_in"]) >= 40, sw  # type: ignore[call-overload]  # 20 echoes, 20 replies
+    assert sw["packets_in"] == sw["packets_to_nf"] == nf["packets_in"], (sw, nf)
+    assert "pps_in" in read("switch", "/nfpark/rates")
+    time.sleep(1)
+    log = Path(tb.proc("switch").err).read_text()
+    assert "nfpark run [switch]:" in log and " kpps" in log, log
+    res = net.down(tb_id)
+    check_results(res, "baseline")  # ICMP is not parked: only balance and pools here
+    assert int(res["switch"]["packets_in"]) >= int(sw["packets_in"])  # type: ignore[index, call-overload]
+    assert not any(Path("/var/run/dpdk").glob(f"nfpark{tb.proc('switch').pid}")), \
+        "the runtime directory (telemetry socket) stayed behind"

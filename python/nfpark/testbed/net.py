@@ -25,6 +25,7 @@ TCP/UDP checksums left partial, which a real wire never carries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -287,10 +288,8 @@ def stop(p: Proc, timeout_s: float = 10.0) -> dict[str, object] | None:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def result(p: Proc) -> dict[str, object] | None:
