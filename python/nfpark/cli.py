@@ -22,7 +22,7 @@ from typing import NoReturn
 
 # One line per verb: the module that owns it and defines `register(verbs)`.
 VERB_MODULES: tuple[str, ...] = ("nfpark.energy.cli", "nfpark.demo", "nfpark.repro.cli",
-                                 "nfpark.testbed.cli")
+                                 "nfpark.testbed.cli", "nfpark.testbed.dissector")
 
 EXIT_USAGE = 2
 
