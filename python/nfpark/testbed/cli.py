@@ -19,7 +19,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     u = sub.add_parser("up", help="make a testbed and start nfpark in it")
     u.add_argument("--id", default="1", help="testbed id (letters/digits; default 1)")
-    u.add_argument("--mode", default="baseline", choices=net.MODES)
+    u.add_argument("--mode", default="baseline", choices=(*net.MODES, net.BRIDGE),
+                   help="nfpark's mode, or bridge: a Linux bridge instead of nfpark")
     u.add_argument("--chain", default="firewall,counter", help="the NF servers' chain")
     u.add_argument("--nf-servers", type=int, default=1, metavar="M", help="NF servers (1)")
     u.add_argument("--nf-link", default="af_packet", choices=("af_packet", "memif"))

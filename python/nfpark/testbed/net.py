@@ -41,6 +41,7 @@ CLIENT_IP = "198.18.0.1"
 SERVER_IP = "198.18.0.2"
 NF_LINK_MTU = 2000  # room for a tag on a full 1514 B frame; af_packet carries up to 2016 B
 MODES = ("baseline", "payloadpark", "queuemem", "nfslicer", "nicmem", "split")
+BRIDGE = "bridge"  # no nfpark: a Linux bridge in the switch namespace (what the path costs)
 OFFLOADS = ("tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off")
 REPO = Path(__file__).resolve().parents[3]
 
@@ -210,8 +211,8 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
     check_id(tb_id)
     if missing := missing_tools():
         raise TestbedError("needs " + ", ".join(missing))
-    if mode not in MODES:
-        raise TestbedError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode not in (*MODES, BRIDGE):
+        raise TestbedError(f"mode must be one of {', '.join(MODES)} or {BRIDGE}, got {mode!r}")
     if nf_link not in ("af_packet", "memif"):
         raise TestbedError(f"--nf-link must be af_packet or memif, got {nf_link!r}")
     if nf_servers != 1:
@@ -226,6 +227,15 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
     tb.save()  # first: a crash from here on leaves what `down` needs
     try:
         _network(tb)
+        if mode == BRIDGE:
+            sw = tb.ns("switch")
+            sh("ip", "-n", sw, "link", "add", "br0", "type", "bridge")
+            for i in ("tcl", "tsv", "br0"):
+                if i != "br0":
+                    sh("ip", "-n", sw, "link", "set", i, "master", "br0")
+                sh("ip", "-n", sw, "link", "set", i, "up")
+            _wait_ready(tb, ready_s)
+            return tb
         binary = str(nfpark_bin())
         common = ["run", "--mode", mode, "--timeout", "86400", "--json"]
         for k in range(1, nf_servers + 1):
