@@ -105,8 +105,8 @@ def measure(mode: str, seconds: int, mb: int, tmp: Path) -> dict[str, object]:
 
 
 def table(rows: list[dict[str, object]]) -> str:
-    out = ["| mode | TCP Mb/s (4 streams) | TCP retrans. | UDP offered Mb/s (loss %) | ping 1472 B ms "
-           "| download s (sha256) | split / merged | NF-link bytes / in | drops "
+    out = ["| mode | TCP Mb/s (4 streams) | TCP retrans. | UDP offered Mb/s (loss %) "
+           "| ping 1472 B ms | download s (sha256) | split / merged | NF-link bytes / in | drops "
            "| balanced, pools |",
            "|---|---|---|---|---|---|---|---|---|---|"]
 
