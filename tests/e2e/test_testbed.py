@@ -197,3 +197,14 @@ def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
     assert int(res["switch"]["packets_in"]) >= int(sw["packets_in"])  # type: ignore[index, call-overload]
     assert not any(Path("/var/run/dpdk").glob(f"nfpark{tb.proc('switch').pid}")), \
         "the runtime directory (telemetry socket) stayed behind"
+
+
+def test_memif_between_switch_and_nf_server(tb_id: str) -> None:
+    """The NF link as memif (a socket file in the testbed's state directory: abstract sockets
+    are per network namespace, so the two processes would not find each other)."""
+    tb = net.up(tb_id, "payloadpark", nf_link="memif")
+    tcp = iperf3(tb, seconds=1)
+    assert tcp["end"]["sum_received"]["bytes"] > 100_000  # type: ignore[index]
+    p = run_in(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", net.SERVER_IP)
+    assert " 0% packet loss" in p.stdout, p.stdout
+    check_results(net.down(tb_id), "payloadpark")

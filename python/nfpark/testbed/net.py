@@ -187,7 +187,8 @@ def _network(tb: Testbed) -> None:
 def _nf_port(tb: Testbed, k: int, side: str) -> str:
     if tb.nf_link == "memif":
         role = "server" if side == "nf" else "client"
-        return f"vdev:net_memif{k - 1},role={role},socket={tb.dir / f'nf{k}.sock'}"
+        return (f"vdev:net_memif{k - 1},role={role},socket={tb.dir / f'nf{k}.sock'},"
+                "socket-abstract=no")  # a file: abstract sockets are per namespace
     iface = "eth0" if side == "nf" else f"tnf{k}"
     return f"vdev:net_af_packet{k + 1},iface={iface}"
 
