@@ -235,7 +235,7 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
                 if i != "br0":
                     sh("ip", "-n", sw, "link", "set", i, "master", "br0")
                 sh("ip", "-n", sw, "link", "set", i, "up")
-            _wait_ready(tb, ready_s)
+            wait_ready(tb, ready_s)
             return tb
         binary = str(nfpark_bin())
         common = ["run", "--mode", mode, "--timeout", "86400", "--json"]
@@ -251,7 +251,7 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
                 _nf_port(tb, 1, "switch"), *switch_args]
         tb.procs.append(Proc("switch", tb.ns("switch"), argv))
         start(tb, tb.procs[-1])
-        _wait_ready(tb, ready_s)
+        wait_ready(tb, ready_s)
     except BaseException:
         down(tb_id)
         raise
@@ -267,7 +267,7 @@ def _wait_for(cond: object, seconds: float, what: str) -> None:
     raise TestbedError(f"timed out after {seconds:g} s waiting for {what}")
 
 
-def _wait_ready(tb: Testbed, seconds: float) -> None:
+def wait_ready(tb: Testbed, seconds: float) -> None:
     """Ready when the client's ping reaches the server through nfpark (so ARP is done too)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
