@@ -171,8 +171,8 @@ def test_header_drops_at_the_nf_server(tb_id: str) -> None:
 
 
 def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
-    """While the testbed runs, dpdk-telemetry.py reads the switch's and the NF server's counters
-    through their telemetry sockets, and each prints a rate line on stderr every 2 s."""
+    """While the testbed runs, dpdk-telemetry.py reads the switch's counters through its
+    telemetry socket, and the switch and the NF server print a rate line on stderr every 2 s."""
     if shutil.which("dpdk-telemetry.py") is None:
         pytest.skip("dpdk-telemetry.py (package dpdk) is missing")
     tb = net.up(tb_id, "payloadpark")
@@ -187,14 +187,15 @@ def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
         line = next(ln for ln in q.stdout.splitlines() if ln.startswith("{"))
         return dict(json.loads(line)[cmd])
 
-    sw, nf = read("switch", "/nfpark/stats"), read("nf1", "/nfpark/stats")
-    assert sw["role"] == "switch" and nf["role"] == "nf", (sw, nf)
+    sw = read("switch", "/nfpark/stats")
+    assert sw["role"] == "switch", sw
     assert int(sw["packets_in"]) >= 40, sw  # type: ignore[call-overload]  # 20 echoes, 20 replies
-    assert sw["packets_in"] == sw["packets_to_nf"] == nf["packets_in"], (sw, nf)
+    assert sw["packets_in"] == sw["packets_to_nf"], sw
     assert "pps_in" in read("switch", "/nfpark/rates")
     time.sleep(1)
     log = Path(tb.proc("switch").err).read_text()
     assert "nfpark run [switch]:" in log and " kpps" in log, log
+    assert "nfpark run [nf]:" in Path(tb.proc("nf1").err).read_text()
     res = net.down(tb_id)
     check_results(res, "baseline")  # ICMP is not parked: only balance and pools here
     assert int(res["switch"]["packets_in"]) >= int(sw["packets_in"])  # type: ignore[index, call-overload]
