@@ -1,7 +1,7 @@
 # nfpark — the two commands a newcomer needs:
 #   make demo   install what is missing, build, and run the PayloadPark demo
 #   make test   install what is missing, build, and run every test (unit, sanitizers, Python, e2e)
-.PHONY: demo test build setup unit asan pytest e2e bench format clean
+.PHONY: demo test build setup unit asan pytest e2e bench format clean dissector
 
 setup:
 	@scripts/setup.sh
@@ -16,6 +16,9 @@ test: setup
 
 bench: setup
 	@scripts/bench.sh
+
+dissector:
+	@PYTHONPATH=python python3 -m nfpark dissector install
 
 format:
 	@clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'apps/*.cc' 'apps/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')

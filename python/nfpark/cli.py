@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 # One line per verb: the module that owns it and defines `register(verbs)`.
-VERB_MODULES: tuple[str, ...] = ("nfpark.energy.cli", "nfpark.demo", "nfpark.repro.cli")
+VERB_MODULES: tuple[str, ...] = ("nfpark.energy.cli", "nfpark.demo", "nfpark.repro.cli",
+                                 "nfpark.testbed.cli", "nfpark.testbed.dissector")
 
 EXIT_USAGE = 2
 

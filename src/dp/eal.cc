@@ -4,15 +4,21 @@
 #include <rte_errno.h>
 #include <unistd.h>
 
+#include <string>
+
 namespace nfpark::dp {
 
 namespace {
 // EAL makes a runtime directory per file prefix (/var/run/dpdk/nfpark<PID>) even with
 // --no-shconf, and leaves it behind empty; --in-memory, which would not make it, refuses
 // --no-huge in DPDK 22.11. Removed here (rmdir: only when empty, so nothing else is lost).
+// The telemetry sockets (live runs) are removed first: DPDK unlinks them only at exit.
 void remove_runtime_dir() {
   const char* dir = rte_eal_get_runtime_dir();
-  if (dir && *dir) rmdir(dir);
+  if (!dir || !*dir) return;
+  for (const char* sock : {"/dpdk_telemetry.v2", "/telemetry"})
+    unlink((dir + std::string(sock)).c_str());
+  rmdir(dir);
 }
 }  // namespace
 
@@ -26,7 +32,7 @@ bool eal_init(const EalOptions& o, std::string& err) {
     args.push_back("--no-huge");
     args.push_back("--no-pci");
     args.push_back("--no-shconf");
-    args.push_back("--no-telemetry");  // its socket would keep the runtime directory
+    if (!o.telemetry) args.push_back("--no-telemetry");
   }
   args.insert(args.end(), o.extra.begin(), o.extra.end());
   std::vector<char*> argv;

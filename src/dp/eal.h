@@ -9,9 +9,11 @@
 namespace nfpark::dp {
 
 struct EalOptions {
-  unsigned mem_mb = 512;           // memory EAL may use (no hugepages: plain pages)
-  unsigned lcores = 1;             // 1: everything on one core; 2: NF server on a second one
-  bool hugepages = false;          // use hugepages and PCI devices (real deployments)
+  unsigned mem_mb = 512;  // memory EAL may use (no hugepages: plain pages)
+  unsigned lcores = 1;    // 1: everything on one core; 2: NF server on a second one
+  bool hugepages = false;
+  bool telemetry = false;  // DPDK's telemetry socket in the runtime directory          // use
+                           // hugepages and PCI devices (real deployments)
   std::vector<std::string> extra;  // more EAL arguments, e.g. --vdev=...
 };
 

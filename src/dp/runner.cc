@@ -9,6 +9,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "core/json.h"
@@ -21,6 +22,7 @@
 #include "dp/run_report.h"
 #include "dp/switch_loop.h"
 #include "dp/switch_mode.h"
+#include "dp/telemetry.h"
 #include "dp/traffic_ports.h"
 #include "nf/registry.h"
 #include "run/budget.h"
@@ -117,6 +119,8 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   Writer out(live ? nullptr : writer, wire_out);
   NfThread nft{&server, &nf_side};
   SwitchLoop loop(cfg, *mode, server, traffic, sw_nf, nf_side, feeder, out, nft, g_stop_signal);
+  std::optional<LiveStats> stats;
+  if (live) loop.observe(&stats.emplace(external_nf ? "switch" : "all", cfg.quiet, 0));
   if (cfg.nf_lcore && !external_nf)
     rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
 
@@ -211,6 +215,7 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
   eo.lcores = cfg.nf_lcore ? 2 : 1;
+  eo.telemetry = res.live;  // dpdk-telemetry.py reads a live run (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
   int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(step), spec,
                       budget, res, err);

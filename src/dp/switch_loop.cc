@@ -89,6 +89,15 @@ run::End SwitchLoop::run() {
       last_activity = now;
     }
     if (deadline && now > deadline) break;  // cut: finish() settles the rest
+    if (stats_ && stats_->due(now)) {
+      LiveSample s;
+      for (int t = 0; t < traffic_.size(); ++t) {
+        s.in_packets += traffic_[t].rx_packets, s.in_bytes += traffic_[t].rx_bytes;
+        s.out_packets += traffic_[t].tx_packets, s.out_bytes += traffic_[t].tx_bytes;
+      }
+      s.to_nf = sw_nf_.tx_packets, s.from_nf = sw_nf_.rx_packets, s.drops = mode_.drops();
+      stats_->publish(now, std::move(s));
+    }
     if (cfg_.progress && now > next_progress && !live_) {
       std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s",
                    (unsigned long long)feeder_.packets, (unsigned long long)out_.packets,
@@ -174,6 +183,7 @@ uint32_t SwitchLoop::to_nf() {
       n = traffic_[t].rx(b, kBurst);
       if (!n) continue;
       traffic_[t].count_rx(b, n);
+      traffic_.learn(t, b, n);
       if (live_) seen_traffic_ = true;
     }
     to_nf_.clear();

@@ -38,6 +38,7 @@
 #include "dp/port.h"
 #include "dp/run_config.h"
 #include "dp/switch_mode.h"
+#include "dp/telemetry.h"
 #include "dp/traffic_ports.h"
 
 namespace nfpark::dp {
@@ -55,6 +56,8 @@ class SwitchLoop {
   // Runs until the input is done and everything has settled, until --idle-exit or the timeout
   // (live), or until `stop` or the timeout cut it short (then at most kGrace more). Returns why
   // it ended; the signal number is the caller's.
+  // Live runs: publish counters to `s` (telemetry, rate line) about once a second.
+  void observe(LiveStats* s) { stats_ = s; }
   run::End run();
   // Seconds since run() started.
   double seconds() const { return double(clock_.now() - start_) / 1e9; }
@@ -91,6 +94,7 @@ class SwitchLoop {
   int end_phase_ = 0;      // end steps done (2: all)
   uint64_t seen_nf_activity_ = 0;
   int stall_phase_ = 0;
+  LiveStats* stats_ = nullptr;  // live runs: counters for telemetry and the rate line
   std::vector<rte_mbuf*> to_nf_, to_out_;
   rte_mbuf* b_[kBurst];
   rte_mbuf* in_[2][kBurst];       // per traffic port: the burst being offered to the mode

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mac_sides.h"
 #include "dp/port.h"
 #include "dp/runner.h"
 
@@ -44,15 +45,31 @@ class TrafficPorts {
 
   // Live runs: packets and bytes in and out, from the ports' own counters (after a last flush).
   void count_live(RunResult& res);
+  // Live ports: remembers which side the `n` frames just read on port `t` came from, so a frame
+  // that comes back from an NF server in another process (its ingress port lost) leaves on the
+  // other side (core/mac_sides.h).
+  void learn(int t, rte_mbuf* const* b, uint16_t n) {
+    if (live())
+      for (uint16_t i = 0; i < n; ++i)
+        if (b[i]->data_len >= 12) sides_.learn(rte_pktmbuf_mtod(b[i], const uint8_t*), t);
+  }
   // Per-port counters into res.ports.
   void report(RunResult& res) const;
   void stop();
 
  private:
   Port& egress(const rte_mbuf* m) {
-    return live() && m->port == ports_[0].id() ? ports_[1] : ports_[0];
+    if (!live()) return ports_[0];
+    if (m->port == ports_[0].id()) return ports_[1];
+    if (m->port == ports_[1].id()) return ports_[0];
+    // Came from another process: by address. A frame neither side's hosts sent nor receive
+    // goes to side B, as a frame of side A would.
+    const int side =
+        m->data_len >= 12 ? sides_.egress(rte_pktmbuf_mtod(m, const uint8_t*)) : MacSides::kUnknown;
+    return side == 0 ? ports_[0] : ports_[1];
   }
   Port ports_[2];
+  MacSides sides_;
   int n_ = 0;
 };
 

@@ -60,6 +60,7 @@ struct RunConfig {
   uint32_t mem_mb = 0;                     // EAL memory; 0 = derived from the pools
   double timeout_s = 600;                  // hard stop
   bool progress = true;                    // progress line on stderr for long runs
+  bool quiet = false;                      // live runs: no rate summary on stderr
   std::optional<park::Key128> secret;      // the run's secret ([run] secret); none: drawn from
                                            // the OS by Loader::finish (park/secret.h)
   std::shared_ptr<toml::table> nf_config;  // the whole config; the chain reads [nf.NAME]

@@ -89,6 +89,8 @@ const Setting kSettings[] = {
    "", true, "", [](R& c, const V& v) { c.pad = v.b; }},
   {"run", "progress", "no-progress", Kind::kBool, 0, 0, "", "true", "progress line on stderr for runs longer than 2 s (the flag: none)",
    "", false, "", [](R& c, const V& v) { c.progress = v.b; }},
+  {"run", "quiet", "quiet", Kind::kBool, 0, 0, "", "false", "live runs and role nf: no rate summary on stderr every 2 s (counters stay readable by dpdk-telemetry.py: docs/testbed.md)",
+   "", true, "", [](R& c, const V& v) { c.quiet = v.b; }},
   {"run", "pool_mbufs", "pool-mbufs", Kind::kInt, 0, kMaxHeldPackets, "mbufs", "0", "mbufs per mempool (0: derived from the mode's store and the rings)",
    "", true, "N", [](R& c, const V& v) { c.pool_mbufs = uint32_t(v.u); }},
   {"run", "mem_mb", "mem-mb", Kind::kInt, 0, 24576, "MiB", "0", "DPDK memory (0: derived from the pools)",

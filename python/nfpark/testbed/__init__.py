@@ -1,0 +1,1 @@
+"""`nfpark testbed`: real hosts (network namespaces) around nfpark's switch and NF servers."""
