@@ -4,6 +4,8 @@
 #include <rte_errno.h>
 #include <unistd.h>
 
+#include "dp/control_gate.h"
+
 namespace nfpark::dp {
 
 namespace {
@@ -42,6 +44,7 @@ bool eal_init(const EalOptions& o, std::string& err) {
 }
 
 void eal_cleanup() {
+  ControlGate::instance().disable();  // never leave the interrupt thread parked in cleanup
   rte_eal_cleanup();
   remove_runtime_dir();
 }
