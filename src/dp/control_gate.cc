@@ -82,15 +82,9 @@ void ControlGate::release() {
   if (held_) unpark();
 }
 
-void ControlGate::disable() {
-  release();
+void ControlGate::park_for_exit() {
   if (!handle_) return;
-  // The callback may still be on its way out of the interrupt thread: retry while it is active.
-  while (rte_intr_callback_unregister(handle_, on_wake, this) == -EAGAIN) sched_yield();
-  rte_intr_instance_free(handle_);
-  handle_ = nullptr;
-  close(efd_);
-  efd_ = -1;
+  hold();
+  slice_tsc_ = UINT64_MAX;  // never let it go again: the process is ending
 }
-
 }  // namespace nfpark::dp

@@ -19,9 +19,9 @@
 // handled then, between two bursts, never during one.
 //
 // Use. Port calls hold() before each rx/tx/flush of a gated port (memif) and release() in
-// stop(); eal_cleanup() releases it too. One data-path thread per process uses gated ports (the
-// thread that calls hold()); release() before that thread blocks for long. Cost: one wake-up of
-// the interrupt thread per slice (counted in cycles()); nothing per packet.
+// stop(); eal_cleanup() parks the thread for good (park_for_exit). One data-path thread per process
+// uses gated ports (the thread that calls hold()); release() before that thread blocks for long.
+// Cost: one wake-up of the interrupt thread per slice (counted in cycles()); nothing per packet.
 #pragma once
 #include <rte_cycles.h>
 
@@ -51,8 +51,12 @@ class ControlGate {
   void hold() { hold(rte_rdtsc()); }
   // Lets the interrupt thread go (idempotent).
   void release();
-  // Releases and unregisters (before rte_eal_cleanup).
-  void disable();
+  // Before rte_eal_cleanup: parks the interrupt thread for good. Cleanup removes the devices
+  // (memif unregisters its callbacks, which wakes that thread to rebuild its wait list) and then
+  // unmaps DPDK's memory, where the interrupt handles live; a thread still walking them then
+  // crashes (SIGSEGV in rte_intr_fd_get on the interrupt thread, seen at exit). Parked in our
+  // callback, it touches nothing; the process ends with it.
+  void park_for_exit();
   bool held() const { return held_; }
   uint64_t cycles() const {
     return cycles_;

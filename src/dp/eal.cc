@@ -44,7 +44,7 @@ bool eal_init(const EalOptions& o, std::string& err) {
 }
 
 void eal_cleanup() {
-  ControlGate::instance().disable();  // never leave the interrupt thread parked in cleanup
+  ControlGate::instance().park_for_exit();  // no interrupt-thread work during the teardown
   rte_eal_cleanup();
   remove_runtime_dir();
 }
