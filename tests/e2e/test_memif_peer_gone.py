@@ -1,12 +1,14 @@
 """A memif peer that goes away at any moment costs packets, never a crash (docs/run.md "Separate
 processes", src/dp/control_gate.h).
 
-The NF server (`--role nf`, memif server) keeps serving while switches connect, send and are
-stopped (SIGKILL, SIGTERM) at random moments, then serves a whole replay from the next switch,
-and ends on its own SIGTERM with exit code 3. The other way round, a switch whose NF server is
-killed keeps running and ends on its signal with every packet counted. Before the fix the NF
-server died with SIGSEGV in the memif PMD's receive or transmit function when the PMD unmapped
-the shared memory on DPDK's interrupt thread in the middle of a burst.
+The NF server (`--role nf`, memif server, delaying what it serves by 100 ms so that it is
+sending when a switch goes) keeps serving while switches connect, send and are stopped (SIGKILL,
+SIGTERM) at random moments, then serves a whole replay from the next switch (none of what the
+earlier switches were owed reaches it) and ends on its own SIGTERM with exit code 3. The other
+way round, a switch whose NF server is killed keeps running and ends on its signal with every
+packet counted. Before the fix the NF server died with SIGSEGV in the memif PMD's receive or
+transmit function when the PMD unmapped the shared memory on DPDK's interrupt thread in the
+middle of a burst.
 
 The moments come from a seeded generator (NFPARK_TEST_SEED, default: the process id), printed on
 failure. About 30 s in all.
@@ -68,7 +70,8 @@ def test_nf_server_outlives_switches_that_go_away(lab: Lab, tmp_path: Path) -> N
     rng = random.Random(seed())
     sock = tmp_path / "nf.sock"
     nf = start("--role", "nf", "--mode", "payloadpark", "--chain", "nat,counter", "--port",
-               memif(sock, "server"), "--timeout", "120", "--json", cpu=cpu_of_this_process())
+               memif(sock, "server"), "--timeout", "120", "--json", "--nf-delay-us", "100000",
+               cpu=cpu_of_this_process())
     trace = lab.trace(3000, flows=60, size="dc", seed=21)
     stops: list[str] = []
     try:
