@@ -21,14 +21,16 @@
 //   others       the device's max_rx_pktlen (a NIC's jumbo limit), none when it reports none
 // Peers that come and go. A memif port's driver maps and unmaps the memory it shares with its
 // peer on DPDK's interrupt thread, when the peer connects or goes away. rx(), tx() and flush()
-// of such a port hold the ControlGate (control_gate.h): the interrupt thread does that work
-// between two bursts, never during one, so a peer that dies or disconnects at any moment costs
-// what was in flight (the peer's side of it), never a crash; while it is away rx() returns 0 and
-// tx() frees what it is given and what waited in its backlog (counted in peer_gone: none of
-// it reaches the next peer); a peer that connects (again) is served. The one
-// thread that calls them is the data path; stop() lets the interrupt thread go. af_packet ports
-// have no such thread: their rings stay mapped while the socket is open, and an interface that
-// goes away makes the kernel drop what they send (DPDK 22.11, rte_eth_af_packet.c).
+// of such a port hold the ControlGate (control_gate.h): that thread does this work between two
+// bursts, never during one, so a peer that dies or disconnects at any moment costs what was in
+// flight, never a crash. While the peer is away (the link was up and is down) rx() returns 0
+// and tx() frees what it is given and what waited in the backlog, counted in peer_gone (still
+// in tx_packets) so that none of it reaches the next peer; a peer that connects is served. One
+// thread (the data path) calls them; stop() lets the interrupt thread go. af_packet ports have
+// no such thread (read in DPDK 22.11's rte_eth_af_packet.c, not exercised by a test here):
+// their rings stay mapped while the socket is open; after the interface goes away the kernel
+// refuses to send, the PMD still reports the frames sent, and a full TX ring makes tx() wait
+// in poll() until a signal interrupts it.
 // Metadata. A port that is not an in-process ring receives frames from another process or the
 // wire: their mbuf metadata (MbufMeta: input sequence, time, cut-off bytes) is reset on rx().
 #pragma once
