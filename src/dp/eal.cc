@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "dp/control_gate.h"
+
 namespace nfpark::dp {
 
 namespace {
@@ -48,6 +50,7 @@ bool eal_init(const EalOptions& o, std::string& err) {
 }
 
 void eal_cleanup() {
+  ControlGate::instance().park_for_exit();  // no interrupt-thread work during the teardown
   rte_eal_cleanup();
   remove_runtime_dir();
 }

@@ -65,7 +65,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
         LiveSample s;
         s.in_packets = port.rx_packets, s.in_bytes = port.rx_bytes;
         s.out_packets = port.tx_packets, s.out_bytes = port.tx_bytes;
-        s.drops = server.nf_drops;
+        s.drops = server.nf_drops();
         stats.publish(now, std::move(s));
       }
       if (g_stop_signal.load()) {

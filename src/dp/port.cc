@@ -148,6 +148,10 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
     id = uint16_t(v);
   }
   p.id_ = id;
+  if (spec.rfind("vdev:net_memif", 0) == 0) {  // control on the interrupt thread: control_gate.h
+    if (!ControlGate::instance().enable(err)) return false;
+    p.gate_ = &ControlGate::instance();
+  }
   if (!setup(id, pool, err, split, &p.hw_split_)) return false;
   p.started_ = true;
   p.foreign_ = true;
@@ -217,6 +221,15 @@ void Port::drop_too_long(rte_mbuf* const* pkts, uint16_t n) {
   }
 }
 
+bool Port::gone() {
+  // Read while the gate is held: the interrupt thread, which writes it, is parked. (memif's
+  // link_update does nothing in a primary process: this reads the device's link word.)
+  rte_eth_link link{};
+  const bool up = rte_eth_link_get_nowait(id_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+  was_up_ |= up;
+  return was_up_ && !up;
+}
+
 void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
   if (max_frame_ != UINT32_MAX) {
     bool all_fit = true;
@@ -229,12 +242,30 @@ void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
   }
   for (uint16_t i = 0; i < n; ++i) tx_bytes += pkts[i]->pkt_len;
   tx_packets += n;
+  if (gate_) {
+    gate_->hold();
+    if (gone()) {
+      peer_gone += n;
+      for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(pkts[i]);
+      return;
+    }
+  }
   uint16_t sent = 0;
   if (backlog_.empty()) sent = rte_eth_tx_burst(id_, 0, const_cast<rte_mbuf**>(pkts), n);
   backlog_.insert(backlog_.end(), pkts + sent, pkts + n);
 }
 
 bool Port::flush() {
+  if (backlog_.empty()) return true;
+  if (gate_) {
+    gate_->hold();
+    if (gone()) {
+      peer_gone += backlog_.size();
+      for (rte_mbuf* m : backlog_) rte_pktmbuf_free(m);
+      backlog_.clear();
+      return true;
+    }
+  }
   size_t done = 0;
   while (done < backlog_.size()) {
     uint16_t want = uint16_t(std::min<size_t>(kBurst, backlog_.size() - done));
@@ -255,6 +286,7 @@ std::vector<rte_mbuf*> Port::take_backlog() {
 }
 
 void Port::stop() {
+  if (gate_) gate_->release();  // the interrupt thread runs the driver's stop/close work
   if (!started_) return;
   rte_eth_dev_stop(id_);
   started_ = false;

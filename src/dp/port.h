@@ -19,6 +19,18 @@
 //                default 2048) and what the kernel accepts (MTU + Ethernet header + one VLAN tag)
 //   pcap         65535 (the PMD's buffer for a multi-segment frame)
 //   others       the device's max_rx_pktlen (a NIC's jumbo limit), none when it reports none
+// Peers that come and go. A memif port's driver maps and unmaps the memory it shares with its
+// peer on DPDK's interrupt thread, when the peer connects or goes away. rx(), tx() and flush()
+// of such a port hold the ControlGate (control_gate.h): that thread does this work between two
+// bursts, never during one, so a peer that dies or disconnects at any moment costs what was in
+// flight, never a crash. While the peer is away (the link was up and is down) rx() returns 0
+// and tx() frees what it is given and what waited in the backlog, counted in peer_gone (still
+// in tx_packets) so that none of it reaches the next peer; a peer that connects is served. One
+// thread (the data path) calls them; stop() lets the interrupt thread go. af_packet ports have
+// no such thread (read in DPDK 22.11's rte_eth_af_packet.c, not exercised by a test here):
+// their rings stay mapped while the socket is open; after the interface goes away the kernel
+// refuses to send, the PMD still reports the frames sent, and a full TX ring makes tx() wait
+// in poll() until a signal interrupts it.
 // Metadata. A port that is not an in-process ring receives frames from another process or the
 // wire: their mbuf metadata (MbufMeta: input sequence, time, cut-off bytes) is reset on rx().
 #pragma once
@@ -29,6 +41,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "dp/control_gate.h"
 
 namespace nfpark::dp {
 
@@ -60,6 +74,7 @@ class Port {
                         rte_ring*& tx, std::string& err, unsigned ring_size = 4096);
 
   uint16_t rx(rte_mbuf** pkts, uint16_t n) {
+    if (gate_) gate_->hold();
     const uint16_t got = rte_eth_rx_burst(id_, 0, pkts, n);
     if (foreign_) reset_meta(pkts, got);
     return got;
@@ -86,6 +101,9 @@ class Port {
   const std::string& name() const { return name_; }
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
   uint64_t too_long = 0;  // frames above max_frame() dropped at tx()
+  // Frames a gated port took after its peer went away (freed, still counted in tx_packets: the
+  // peer never got them; they never reach the peer that connects next).
+  uint64_t peer_gone = 0;
   void count_rx(rte_mbuf* const* pkts, uint16_t n) {
     rx_packets += n;
     for (uint16_t i = 0; i < n; ++i) rx_bytes += pkts[i]->pkt_len;
@@ -96,6 +114,7 @@ class Port {
                     const BufferSplit* split = nullptr, bool* hw_split = nullptr);
   static void reset_meta(rte_mbuf** pkts, uint16_t n);
   void drop_too_long(rte_mbuf* const* pkts, uint16_t n);
+  bool gone();  // a gated port whose link was up and is down: its peer went away
   uint16_t id_ = 0;
   uint32_t max_frame_ = UINT32_MAX;
   bool foreign_ = false;        // not an in-process ring: metadata does not travel
@@ -105,6 +124,8 @@ class Port {
   rte_ring* rx_ring_ = nullptr;
   bool started_ = false;
   bool hw_split_ = false;
+  ControlGate* gate_ = nullptr;  // the driver's control runs on the interrupt thread (memif)
+  bool was_up_ = false;          // gated ports: the link has been up (a peer connected)
 };
 
 }  // namespace nfpark::dp

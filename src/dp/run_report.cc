@@ -57,6 +57,7 @@ void report_port(const std::string& name, const Port& p, RunResult& res) {
   ps("tx_bytes", p.tx_bytes);
   if (p.max_frame() != UINT32_MAX) ps("max_frame", p.max_frame());
   ps("tx_too_long", p.too_long);
+  if (p.peer_gone) ps("tx_peer_gone", p.peer_gone);
 }
 
 }  // namespace nfpark::dp

@@ -145,11 +145,12 @@ def test_switch_names_what_its_nf_never_answered(lab: Lab, tmp_path: Path) -> No
         sw = cli.nfpark("run", "--role", "switch", "--mode", "payloadpark", "--in", trace,
                         "--nf-port", memif(tmp_path, "client"), "--json", "--no-progress",
                         "--timeout", "30", timeout=60)
-        wait_bounded(nf)
+        _, _, nf_err = wait_bounded(nf)
     finally:
         if nf.poll() is None:
             nf.kill()
             nf.wait()
+    assert nf.returncode == 0, f"nf role exit {nf.returncode} (idle exit is its plan)\n{nf_err}"
     res = cli.result(sw)
     assert_counted(res)
     assert res["status"] == "complete", res
