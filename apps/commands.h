@@ -8,5 +8,6 @@ namespace nfpark::app {
 int trace_main(int argc, char** argv);  // nfpark trace {gen|stats|reorder}
 int run_main(int argc, char** argv);    // nfpark run
 int kvs_main(int argc, char** argv);    // nfpark kvs
+int sim_main(int argc, char** argv);    // nfpark sim
 
 }  // namespace nfpark::app

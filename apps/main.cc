@@ -18,6 +18,7 @@ void usage(FILE* out) {
                "  run       run a parking switch + NF chain over pcap/DPDK ports\n"
                "  trace     generate, analyse and compare pcap traces (gen, stats, reorder)\n"
                "  kvs       a memcached-compatible UDP key-value server, hot values zero-copy\n"
+               "  sim       simulate a deployment (switch + NF servers) in virtual time\n"
                "Lab (Python):\n"
                "  energy    QUEUE-MEM power model: watts and W/Tbps per system\n"
                "  repro     reproduce the papers' results and plot them\n");
@@ -50,7 +51,16 @@ int main(int argc, char** argv) {
   }
   std::string verb = argv[1];
   if (verb == "trace") return nfpark::app::trace_main(argc - 1, argv + 1);
+  if (verb == "sim") return nfpark::app::sim_main(argc - 1, argv + 1);
+#ifdef NFPARK_NO_DPDK
+  if (verb == "run" || verb == "kvs") {
+    std::fprintf(stderr, "nfpark: this build has no DPDK engine (NFPARK_WITH_DPDK=OFF): no '%s'\n",
+                 verb.c_str());
+    return 2;
+  }
+#else
   if (verb == "run") return nfpark::app::run_main(argc - 1, argv + 1);
   if (verb == "kvs") return nfpark::app::kvs_main(argc - 1, argv + 1);
+#endif
   return forward_to_python(argc, argv);
 }

@@ -87,6 +87,8 @@ int run_main(int argc, char** argv) {
     std::printf("%s\n", res.to_json().c_str());
   else
     std::fputs(res.to_text().c_str(), stdout);
+  for (const std::string& w : res.warnings)
+    std::fprintf(stderr, "nfpark run: warning: %s\n", w.c_str());
   if (rc != 0) return fail(err, run::kExitBroken);
   std::string why;
   const int verdict = res.verdict(why);

@@ -30,6 +30,7 @@ benches=(
   "acl_bench||50000"
   "reframe_bench||500000"
   "trace_bench|1000000 /tmp|100000 /tmp"
+  "sim_bench||--quick"
 )
 
 status=0

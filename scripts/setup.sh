@@ -10,7 +10,7 @@ root=$(pwd)
 apt_pkgs=(build-essential cmake ninja-build pkg-config git
           libdpdk-dev dpdk-dev libpcap-dev libgtest-dev libssl-dev libtomlplusplus-dev
           python3 python3-venv python3-pip
-          tshark tcpreplay iperf3 iproute2 ethtool clang-format ccache
+          tshark tcpreplay iperf3 iproute2 ethtool nftables clang-format ccache
           memcached)  # memcached: the reference server of tests/e2e/test_kvs_conformance.py
 missing=()
 for p in "${apt_pkgs[@]}"; do

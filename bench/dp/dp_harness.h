@@ -247,6 +247,8 @@ class Loop {
     to_nf.reserve(8 * dp::kBurst);
     to_out.reserve(8 * dp::kBurst);
     rte_mbuf* b[dp::kBurst];
+    rte_mbuf* in[dp::kBurst];  // a burst offered to the mode; what it refused waits here
+    uint16_t refused = 0;
     while (freed < s_.inflight) {
       uint64_t work = 0;
       // The wire: what left the traffic port comes back in (or is freed once measured).
@@ -292,17 +294,19 @@ class Loop {
       }
       // Switch: traffic -> NF.
       if (sw_.flush() && e_.traffic.flush()) {
-        uint16_t k = e_.traffic.rx(b, dp::kBurst);
+        const uint16_t k = refused ? refused : e_.traffic.rx(in, dp::kBurst);
         if (k) {
           uint64_t t0 = rte_rdtsc();
-          e_.traffic.count_rx(b, k);
+          if (!refused) e_.traffic.count_rx(in, k);
           to_nf.clear();
           to_out.clear();
-          mode->to_nf(b, k, to_nf, to_out);
-          to_nf_t.add(rte_rdtsc() - t0, k, preempted);
+          const uint16_t took = mode->to_nf(in, k, to_nf, to_out);
+          to_nf_t.add(rte_rdtsc() - t0, took, preempted);
+          refused = uint16_t(k - took);
+          if (took && refused) std::copy(in + took, in + k, in);
           if (!to_nf.empty()) sw_.tx(to_nf.data(), uint16_t(to_nf.size()));
           if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
-          work += k;
+          work += took;
         }
       }
       // NF server, inline.
@@ -318,6 +322,7 @@ class Loop {
           sw_.count_rx(b, k);
           to_out.clear();
           mode->from_nf(b, k, to_out);
+          mode->poll(server.clock(), sw_.rx_pending() == 0, to_out);  // the mode's timers
           from_nf_t.add(rte_rdtsc() - t0, k, preempted);
           if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
           work += k;
@@ -328,6 +333,7 @@ class Loop {
         if (drained) return (r.err = "stalled: packets lost in the loop"), r;
         server.flush(nf_, Nanos(double(rte_rdtsc()) * ns_per_cycle));
         to_out.clear();
+        mode->nf_idle(to_out);  // the server holds nothing now: nothing more will come back
         mode->drain(to_out);
         if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));
         drained = true;

@@ -1,6 +1,6 @@
 // split_merge_bench: the parking switch's own cost per packet — SwitchMode::to_nf + from_nf and
-// nothing else — for PayloadPark (nfpark and 7-byte tags) and NFSlicer against baseline, hot
-// cache, in one run.
+// nothing else — for PayloadPark (nfpark and 7-byte tags), QUEUE-MEM and NFSlicer against
+// baseline, hot cache, in one run.
 //
 //   split_merge_bench            default run (300 interleaved trials per case)
 //   split_merge_bench --quick    60 trials
@@ -10,6 +10,9 @@
 // header packets come straight back), and the merged packets take their mbufs' places for the
 // next trial. TSC cycles per packet inside each call; per mode the minimum over trials (the
 // machine is shared: the minimum is the run least disturbed). Modes interleave in every trial.
+// QUEUE-MEM releases a batch when its last header is back, so its packets leave in batches,
+// not burst by burst: its trial ends with drain() (timed with from_nf: partial batches), and
+// the packets take the places of the frames they carry (their input sequence number).
 // What it isolates: switch_bench measures the whole loop (ports, NF server, wire), where this cost
 // is diluted and noisy; here it is the only thing timed, so small changes to split/merge show.
 // The ratio printed is baseline cycles / mode cycles of to_nf + from_nf: the switch alone, a far
@@ -32,6 +35,7 @@ const Variant kVariants[] = {
     {"payloadpark", dp::Mode::kPayloadPark, 160},
     {"payloadpark-all", dp::Mode::kPayloadPark, 0},
     {"payloadpark-7B", dp::Mode::kPayloadPark, 160, park::TagFormat::kPayloadPark},
+    {"queuemem", dp::Mode::kQueueMem, 0},
     {"nfslicer", dp::Mode::kNfSlicer, 0},
 };
 constexpr size_t kModes = sizeof(kVariants) / sizeof(kVariants[0]);
@@ -59,39 +63,54 @@ bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
     std::memcpy(rte_pktmbuf_mtod(mbs[i], uint8_t*), f.data(i), f.len[i]);
     mbs[i]->data_len = uint16_t(f.len[i]);
     mbs[i]->pkt_len = f.len[i];
+    dp::MbufMeta::seq(mbs[i]) = i;
   }
   double best_in[kModes], best_out[kModes];
   std::fill(best_in, best_in + kModes, 1e30);
   std::fill(best_out, best_out + kModes, 1e30);
-  std::vector<rte_mbuf*> nf, out;
+  std::vector<rte_mbuf*> nf, out, back_all;
   nf.reserve(4 * dp::kBurst);
   out.reserve(4 * dp::kBurst);
+  back_all.reserve(mbs.size());
   bool ok = true;
   for (int t = 0; t < trials && ok; ++t) {
     for (size_t k = 0; k < kModes && ok; ++k) {
+      const bool batches = kVariants[k].mode == dp::Mode::kQueueMem;
       uint64_t in = 0, back = 0;
+      back_all.clear();
       for (size_t b = 0; b < mbs.size(); b += dp::kBurst) {
         const uint16_t n = uint16_t(std::min<size_t>(dp::kBurst, mbs.size() - b));
         nf.clear();
         out.clear();
         const uint64_t t0 = rte_rdtsc();
-        modes[k]->to_nf(&mbs[b], n, nf, out);
+        const uint16_t took = modes[k]->to_nf(&mbs[b], n, nf, out);
         const uint64_t t1 = rte_rdtsc();
         modes[k]->from_nf(nf.data(), uint16_t(nf.size()), out);
         const uint64_t t2 = rte_rdtsc();
         in += t1 - t0;
         back += t2 - t1;
-        if (out.size() != n) {
-          std::fprintf(stderr, "split_merge_bench: %s %s: %zu of %u packets came back\n", label,
-                       kVariants[k].name, out.size(), n);
-          for (rte_mbuf* m : out) rte_pktmbuf_free(m);
-          for (size_t i = 0; i < mbs.size(); ++i)
-            if (i < b || i >= b + n) rte_pktmbuf_free(mbs[i]);
+        back_all.insert(back_all.end(), out.begin(), out.end());
+        if (took != n || (!batches && out.size() != n)) {
+          std::fprintf(stderr, "split_merge_bench: %s %s: %u taken, %zu of %u packets came back\n",
+                       label, kVariants[k].name, took, out.size(), n);
           ok = false;
           break;
         }
-        std::copy(out.begin(), out.end(), &mbs[b]);
       }
+      if (ok && batches) {  // the partial batches of the trial's end
+        out.clear();
+        const uint64_t t0 = rte_rdtsc();
+        modes[k]->drain(out);
+        back += rte_rdtsc() - t0;
+        back_all.insert(back_all.end(), out.begin(), out.end());
+      }
+      if (!ok || back_all.size() != mbs.size()) {
+        std::fprintf(stderr, "split_merge_bench: %s %s: %zu of %zu packets came back\n", label,
+                     kVariants[k].name, back_all.size(), mbs.size());
+        for (rte_mbuf* m : back_all) rte_pktmbuf_free(m);  // (the others are lost to the check)
+        return false;
+      }
+      for (rte_mbuf* m : back_all) mbs[dp::MbufMeta::seq(m)] = m;
       best_in[k] = std::min(best_in[k], double(in) / double(mbs.size()));
       best_out[k] = std::min(best_out[k], double(back) / double(mbs.size()));
     }
@@ -100,7 +119,7 @@ bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
   size_t wrong = 0;
   for (size_t i = 0; i < mbs.size(); ++i) {
     rte_mbuf* m = mbs[i];
-    const size_t id = i;  // bursts keep their order: slot i still holds frame i
+    const size_t id = i;  // each packet took the place of the frame it carries
     if (m->nb_segs != 1 || m->pkt_len != f.len[id] ||
         std::memcmp(rte_pktmbuf_mtod(m, uint8_t*), f.data(id), f.len[id]) != 0)
       ++wrong;

@@ -16,6 +16,25 @@ std::string_view to_string(ParseStatus s) {
 
 namespace {
 
+// ICMPv4 errors (destination unreachable 3, source quench 4, redirect 5, time exceeded 11,
+// parameter problem 12) quote the IPv4 header and the first bytes of the datagram they are
+// about. NATs and firewalls read and rewrite that quote (RFC 5508), so it belongs to the
+// headers: the quoted IPv4 header and up to 8 bytes of its transport header (20 for TCP, so that
+// its checksum is in), as far as the outer IP length and the captured bytes go. Returns the
+// quote's header bytes after the 8-byte ICMP header; 0 when the quote is not a whole IPv4 header.
+uint32_t icmp_error_quote(const uint8_t* d, uint32_t len, uint32_t off, uint32_t ip_end) {
+  const uint8_t type = d[off];
+  if (type != 3 && type != 4 && type != 5 && type != 11 && type != 12) return 0;
+  const uint32_t q = off + proto::kIcmpHeader;
+  const uint32_t end = len < ip_end ? len : ip_end;
+  if (q + proto::kIpv4Header > end || (d[q] >> 4) != 4) return 0;
+  const uint32_t ihl = uint32_t(d[q] & 0x0F) * 4;
+  if (ihl < proto::kIpv4Header || q + ihl > end) return 0;
+  const bool first = (load_be16(d + q + 6) & 0x1FFF) == 0;
+  const uint32_t l4 = !first ? 0 : d[q + 9] == proto::kTcp ? proto::kTcpHeader : 8;
+  return ihl + (l4 < end - q - ihl ? l4 : end - q - ihl);
+}
+
 // Parses the L4 header at `off`. Returns the status; sets l4_off/payload_off.
 ParseStatus parse_l4(const uint8_t* d, uint32_t len, uint32_t off, PacketLayout& L) {
   uint32_t need = 0;
@@ -38,7 +57,11 @@ ParseStatus parse_l4(const uint8_t* d, uint32_t len, uint32_t off, PacketLayout&
     need = doff;
   } else if (L.l4_proto == proto::kUdp) {
     uint32_t ulen = load_be16(d + off + 4);
-    if (ulen < proto::kUdpHeader || off + ulen > L.ip_end) return ParseStatus::kMalformed;
+    // A first fragment's UDP length covers the whole datagram, beyond this fragment's end.
+    if (ulen < proto::kUdpHeader || (!L.fragment && off + ulen > L.ip_end))
+      return ParseStatus::kMalformed;
+  } else if (L.l4_proto == proto::kIcmp) {
+    need += icmp_error_quote(d, len, off, L.ip_end);
   }
   L.l4_off = uint16_t(off);
   L.payload_off = uint16_t(off + need);

@@ -10,6 +10,9 @@
 //               TCP data offset < 5, UDP length < 8, an extension-header loop, ...).
 //   kNotIp      the innermost EtherType is neither IPv4 nor IPv6 (ARP, LLDP, ...).
 // Fragments: `fragment` is set; only the first fragment carries an L4 header.
+// ICMPv4 errors: the quoted IPv4 header and the first 8 bytes of its transport header (20 for
+// TCP) count as headers (payload_off is after them, as far as they were captured), because NATs
+// rewrite them (RFC 5508); the rest of the quote is payload.
 #pragma once
 #include <cstdint>
 #include <string_view>

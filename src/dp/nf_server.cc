@@ -60,6 +60,7 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
     if (trace_now_ == INT64_MIN) return 0;  // nothing seen yet (n == 0)
     now = trace_now_;
   }
+  clock_ = now;
   out_.clear();
   if (faults_) faults_->release(now, false, out_);
   rx += n;

@@ -34,6 +34,9 @@ class NfServer {
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
   void flush(Port& port, Nanos now);
+  // The clock the server's last poll ran on (trace time when replaying): Reframer's and the
+  // fault delays'. INT64_MIN before it has one.
+  Nanos clock() const { return clock_; }
   size_t held() const {
     return (faults_ ? faults_->held() : 0) + (reorder_ ? reorder_->held_packets() : 0);
   }
@@ -64,6 +67,7 @@ class NfServer {
   std::unique_ptr<reframe::FlowReorder<rte_mbuf*>> reorder_;
   bool trace_time_ = false;
   Nanos trace_now_ = INT64_MIN;
+  Nanos clock_ = INT64_MIN;
   reframe::BypassRules bypass_;
 };
 

@@ -37,6 +37,7 @@ int nf_thread_main(void* arg) {
     // until it sets `stop`).
     while (!t->port->flush() && !t->stop.load(std::memory_order_relaxed)) {
     }
+    t->clock.store(t->server->clock());
     t->busy.store(false);
     if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
   }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/time.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
 
@@ -24,6 +25,9 @@ struct NfThread {
   std::atomic<uint64_t> epoch{0};
   std::atomic<uint64_t> activity{0};   // polls that moved packets (the main lcore's "work")
   std::atomic<bool> flush_req{false};  // main asks the server to release what it holds
+  // The server's clock as of its last poll, published once that poll's output is all in the
+  // ring to the switch (so a reader that then finds that ring empty has merged all of it).
+  std::atomic<Nanos> clock{INT64_MIN};
 
   // Nothing is in the server's hands or waiting on its RX ring.
   bool idle() const;

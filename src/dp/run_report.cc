@@ -17,7 +17,10 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
   auto ds = res.drops.sink();
   ds("nf", res.nf_drops);
   ds("fault_injected", res.fault_drops);
-  if (with_chain) server.chain().counters(res.nf.sink());
+  if (with_chain) {
+    server.chain().counters(res.nf.sink());
+    server.chain().warnings([&](std::string_view w) { res.warnings.emplace_back(w); });
+  }
   const auto& ep = server.endpoint();
   auto es = res.nf.sink("server.");
   es("header_only", ep.header_only);

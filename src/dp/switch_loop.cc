@@ -48,12 +48,15 @@ run::End SwitchLoop::run() {
       }
     }
     uint32_t work = live_ || stopping_ ? 0 : feeder_.retry() + feeder_.feed(now);
-    work += to_nf();  // in this order: separate statements
+    work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
+    work += to_nf();         // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
     if (!live_) work += out_.drain();
-    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged())
+    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged()) {
       last_activity = now;
+      stall_phase_ = 0;
+    }
     // Live ports have no end of input: they run until a signal, the timeout, or --idle-exit.
     const bool idle_exit = live_ && cfg_.idle_exit_s > 0 && seen_traffic_ &&
                            now - last_activity > Nanos(cfg_.idle_exit_s * 1e9);
@@ -63,10 +66,16 @@ run::End SwitchLoop::run() {
     }
     const bool input_done = live_ ? stopping_ : feeder_.done() || stopping_;
     const Nanos quiet = stopping_ ? base_quiet : delay_quiet;
-    // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands.
-    const bool idle = now - last_activity > quiet && (stopping_ || traffic_.rx_pending() == 0) &&
-                      sw_nf_.rx_pending() == 0 && (external_nf_ || nf_side_.rx_pending() == 0) &&
-                      (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands
+    // (nor, unless stopping, in the traffic port's ring or refused by the mode).
+    const bool nf_quiet = now - last_activity > quiet && sw_nf_.rx_pending() == 0 &&
+                          (external_nf_ || nf_side_.rx_pending() == 0) &&
+                          (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+    if (nf_quiet && refused() && !stopping_) {  // back-pressure and nothing moves
+      stall_step(now);
+      last_activity = now;
+    }
+    const bool idle = nf_quiet && (stopping_ || (traffic_.rx_pending() == 0 && !refused()));
     // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
     // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
     // that only new input brings, so it is released now and the frame can enter.
@@ -137,8 +146,12 @@ uint64_t SwitchLoop::finish(rte_ring* wire_in) {
       mode_.drain(to_out_);
       traffic_.send(to_out_);
     }
-  // 4. The traffic side: what the feeder put on the wire but the switch never read, and what
-  // cannot leave a port.
+  // 4. The traffic side: what the mode refused and the switch never offered again, what the
+  // feeder put on the wire but the switch never read, and what cannot leave a port.
+  for (int t = 0; t < 2; ++t) {
+    free_all(in_[t], refused_[t]);
+    refused_[t] = 0;
+  }
   while (wire_in) {
     const unsigned n =
         rte_ring_dequeue_burst(wire_in, reinterpret_cast<void**>(b_), kBurst, nullptr);
@@ -155,18 +168,58 @@ uint32_t SwitchLoop::to_nf() {
   uint32_t work = 0;
   for (int t = 0; t < traffic_.size() && !stopping_; ++t) {
     if (!sw_nf_.flush() || !traffic_.flushed()) break;
-    uint16_t n = traffic_[t].rx(b_, kBurst);
-    if (!n) continue;
-    traffic_[t].count_rx(b_, n);
-    if (live_) seen_traffic_ = true;
+    rte_mbuf** b = in_[t];
+    uint16_t n = refused_[t];  // what the mode refused last time goes first
+    if (!n) {
+      n = traffic_[t].rx(b, kBurst);
+      if (!n) continue;
+      traffic_[t].count_rx(b, n);
+      if (live_) seen_traffic_ = true;
+    }
     to_nf_.clear();
     to_out_.clear();
-    mode_.to_nf(b_, n, to_nf_, to_out_);
+    const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
+    refused_[t] = uint16_t(n - took);
+    if (took && refused_[t]) std::copy(b + took, b + n, b);
     if (!to_nf_.empty()) sw_nf_.tx(to_nf_.data(), uint16_t(to_nf_.size()));
     traffic_.send(to_out_);
-    work += n;
+    work += took + uint32_t(to_out_.size());
   }
   return work;
+}
+
+bool SwitchLoop::refused() const {
+  return refused_[0] || refused_[1];
+}
+
+// The mode's timers on the NF server's clock: its Reframer and delays hold packets on that
+// clock (trace time when replaying). Settled: what the server sent back is all merged (its
+// clock is read first; its lcore publishes it once that poll's output is in the ring).
+uint32_t SwitchLoop::poll_mode(Nanos now) {
+  Nanos nf_clock = now;  // another process: ours is the best guess
+  if (!external_nf_) nf_clock = cfg_.nf_lcore ? nft_.clock.load() : server_.clock();
+  const bool settled =
+      sw_nf_.rx_pending() == 0 && (external_nf_ || cfg_.nf_lcore || !nf_side_.backlogged());
+  to_out_.clear();
+  mode_.poll(nf_clock, settled, to_out_);
+  traffic_.send(to_out_);
+  return uint32_t(to_out_.size());
+}
+
+// The mode refuses packets and nothing has moved for a quiet period, with no packet in a ring or
+// in the NF lcore's hands. Step 0: the NF server releases what it holds (in trace time nothing
+// else would make it: the input waits). Step 1 (nothing moved since, or the step counter would
+// have been reset): the NF side holds nothing, so the mode may give up on what it waits for.
+void SwitchLoop::stall_step(Nanos now) {
+  if (stall_phase_ == 0) {
+    stall_phase_ = 1;
+    end_step(0, now);
+    return;
+  }
+  stall_phase_ = 0;
+  to_out_.clear();
+  mode_.nf_idle(to_out_);
+  traffic_.send(to_out_);
 }
 
 // Held packets (fault delay, Reframer) count as work only while time moves on its own; in trace

@@ -15,6 +15,14 @@
 // freed and counted as abandoned_at_exit; packets on their way back go through the mode as
 // usual (a merge, an explicit drop, ...); the mode drains. Nothing reads a live port after the
 // intake stopped, so ports that never go idle (net_null) cannot hold a run up.
+//
+// Back-pressure: a mode may take only part of a burst (SwitchMode::to_nf). The rest waits here,
+// per traffic port, and is offered again before that port is read again; meanwhile packets wait
+// in the port's ring. If nothing moves for a quiet period while packets wait so, and nothing is
+// in a ring or in the NF server's hands, the loop (1) has the NF server release what it holds
+// (a replay's trace time cannot advance while the input waits) and, if that moved nothing,
+// (2) tells the mode the NF side is idle (SwitchMode::nf_idle): what it waits for will not come.
+// The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -57,6 +65,9 @@ class SwitchLoop {
 
  private:
   uint32_t to_nf();                 // traffic -> NF; packets moved
+  bool refused() const;             // packets refused by the mode wait to be offered again
+  uint32_t poll_mode(Nanos now);    // the mode's timers; packets released
+  void stall_step(Nanos now);       // back-pressure and nothing moves: see above
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved
   void end_step(int phase, Nanos now);
@@ -79,8 +90,11 @@ class SwitchLoop {
   bool stopping_ = false;  // intake stopped: a signal or the timeout
   int end_phase_ = 0;      // end steps done (2: all)
   uint64_t seen_nf_activity_ = 0;
+  int stall_phase_ = 0;
   std::vector<rte_mbuf*> to_nf_, to_out_;
   rte_mbuf* b_[kBurst];
+  rte_mbuf* in_[2][kBurst];       // per traffic port: the burst being offered to the mode
+  uint16_t refused_[2] = {0, 0};  // packets of in_[t] the mode refused (its first ones)
 };
 
 }  // namespace nfpark::dp

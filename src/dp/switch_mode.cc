@@ -21,13 +21,14 @@ uint32_t header_len(rte_mbuf* m) {
 class Baseline final : public SwitchMode {
  public:
   Baseline() : hb_(park::HostMode::kHost) {}
-  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
     for (uint16_t i = 0; i < n; ++i) {
       hb_.rx_host(p[i]->pkt_len);
       hb_.nf(header_len(p[i]));
     }
     nf.insert(nf.end(), p, p + n);
+    return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) hb_.tx_host(p[i]->pkt_len);
@@ -46,7 +47,7 @@ class Baseline final : public SwitchMode {
 class PayloadParkMode final : public SwitchMode {
  public:
   explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c), tail_(c.park_bytes != 0) {}
-  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {  // headers, and the headroom the tag's gap moves them into
       uint8_t* d = rte_pktmbuf_mtod(p[i], uint8_t*);
       rte_prefetch0(d);
@@ -56,6 +57,7 @@ class PayloadParkMode final : public SwitchMode {
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_mbuf* h = pp_.split(p[i], 0)) nf.push_back(h);
     }
+    return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
@@ -83,13 +85,24 @@ class QueueMemMode final : public SwitchMode {
  public:
   explicit QueueMemMode(const park::QueueMemConfig& c)
       : qm_(c), nf_(4 * kBurst), out_(c.max_held() + 4 * kBurst) {}
-  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>& out) override {
-    for (uint16_t i = 0; i < n; ++i) qm_.split(p[i], 0, nf_, out_);
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
+                 std::vector<rte_mbuf*>& out) override {
+    uint16_t i = 0;
+    while (i < n && qm_.split(p[i], 0, nf_, out_)) ++i;  // stops at a refusal (back-pressure)
     move_out(nf_, nf);
-    move_out(out_, out);  // a recovery releases a stalled batch during split
+    move_out(out_, out);  // a refusal closes a batch, which may leave at once
+    return i;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) qm_.merge(p[i], 0, out_);
+    move_out(out_, out);
+  }
+  void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& out) override {
+    qm_.poll(now, out_, settled);
+    move_out(out_, out);
+  }
+  void nf_idle(std::vector<rte_mbuf*>& out) override {
+    qm_.nf_idle(out_);
     move_out(out_, out);
   }
   void drain(std::vector<rte_mbuf*>& out) override {
@@ -114,7 +127,7 @@ class QueueMemMode final : public SwitchMode {
 class SlicerMode final : public SwitchMode {
  public:
   explicit SlicerMode(const park::SlicerConfig& c) : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
-  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       uint32_t wire = p[i]->pkt_len;
       size_t before = host_.size();
@@ -126,6 +139,7 @@ class SlicerMode final : public SwitchMode {
       }
     }
     move_out(host_, nf);
+    return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
@@ -160,7 +174,7 @@ class NicSplitMode final : public SwitchMode {
  public:
   NicSplitMode(park::HostMode m, uint32_t hdr_bytes, rte_mempool* nic_pool)
       : hb_(m), hdr_bytes_(hdr_bytes), nic_pool_(nic_pool) {}
-  void to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
+  uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p[i];
       if (m->nb_segs > 1 && m->pool == MbufOps::pools.headers) {  // split by the NIC already
@@ -186,6 +200,7 @@ class NicSplitMode final : public SwitchMode {
       hb_.nf(header_len(h));
       nf.push_back(h);
     }
+    return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {

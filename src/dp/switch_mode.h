@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/counters.h"
+#include "core/time.h"
 #include "dp/run_config.h"
 
 namespace nfpark::dp {
@@ -16,11 +17,24 @@ class SwitchMode {
  public:
   virtual ~SwitchMode() = default;
   // Traffic port -> NF: append what goes to the NF server to `to_nf`, what leaves directly to
-  // `to_out`. Packets dropped here are counted by the mode.
-  virtual void to_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_nf,
-                     std::vector<rte_mbuf*>& to_out) = 0;
+  // `to_out`. Packets dropped here are counted by the mode. Returns how many of pkts[0, n) it
+  // took (a prefix): the rest is refused for now (back-pressure) and stays the caller's, to be
+  // offered again, first, on a later call. Only QUEUE-MEM ever refuses.
+  virtual uint16_t to_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_nf,
+                         std::vector<rte_mbuf*>& to_out) = 0;
   // NF -> traffic port.
   virtual void from_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_out) = 0;
+  // Time-driven work, every loop iteration; may release packets. `now`: the NF server's clock
+  // (trace time when replaying, INT64_MIN before it has one); `settled`: every packet the NF
+  // side has sent back so far has been through from_nf().
+  virtual void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& to_out) {
+    (void)now;
+    (void)settled;
+    (void)to_out;
+  }
+  // The engine knows that nothing is on its way to or from the NF server and that the server
+  // holds nothing: whatever the mode still waits for from the NF will not come.
+  virtual void nf_idle(std::vector<rte_mbuf*>& to_out) { (void)to_out; }
   // End of run: release or free whatever is still held (counted).
   virtual void drain(std::vector<rte_mbuf*>& to_out) = 0;
   virtual void report(const CounterSink& sink) const = 0;

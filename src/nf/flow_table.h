@@ -37,6 +37,7 @@
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <utility>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -84,6 +85,21 @@ class FlowTable {
   }
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
+  // Exchanges the two tables' contents (a NAT grows its table into a bigger one and swaps it in,
+  // so that the table it keeps by value stays where the hot path finds it).
+  void swap(FlowTable& o) noexcept {
+    std::swap(timeout_, o.timeout_);
+    std::swap(hook_, o.hook_);
+    std::swap(hash_, o.hash_);
+    std::swap(slots_, o.slots_);
+    std::swap(mask_, o.mask_);
+    std::swap(tags_, o.tags_);
+    std::swap(entries_, o.entries_);
+    std::swap(size_, o.size_);
+    std::swap(cursor_, o.cursor_);
+    std::swap(expired_, o.expired_);
+    std::swap(insert_failed_, o.insert_failed_);
+  }
 
   uint64_t hash(const Key& k) const { return hash_(k); }
 

@@ -3,33 +3,41 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <string>
 
 #include "core/bytes.h"
+#include "nf/nat_icmp.h"
 #include "nf/rewrite.h"
 
 namespace nfpark::nf {
 namespace {
 
-constexpr uint32_t kNone = UINT32_MAX;
-constexpr uint8_t kIcmpEchoReply = 0, kIcmpEchoRequest = 8;
+// Unless max_flows is set (then the table is sized for it up front), the flow table starts with
+// room for this many flows (2^15 slots, 2.2 MB) and doubles as flows arrive.
+constexpr size_t kInitialFlows = 16384;
 
 uint32_t key_v4(const std::array<uint8_t, 16>& a) {
   return load_be32(a.data() + 12);
 }
-uint32_t addr_hash(uint32_t a) {
-  return uint32_t(mix64(a) >> 32);
-}
 
 }  // namespace
+
+std::vector<uint32_t> default_nat_external() {
+  std::vector<uint32_t> v;
+  for (uint32_t i = 1; i <= 16; ++i) v.push_back(0xC6120000u + i);  // 198.18.0.i
+  return v;
+}
 
 Nat::Nat(NatConfig cfg)
     : cfg_(std::move(cfg)),
       ports_per_addr_(cfg_.port_max >= cfg_.port_min ? cfg_.port_max - cfg_.port_min + 1u : 0u),
+      max_flows_(cfg_.max_flows ? cfg_.max_flows : cfg_.external.size() * ports_per_addr_),
+      capacity_(cfg_.max_flows ? max_flows_ : std::min(max_flows_, kInitialFlows)),
       pools_(cfg_.external.size()),
       reverse_(new uint32_t[cfg_.external.size() << 16]),
-      table_(cfg_.max_flows ? cfg_.max_flows : cfg_.external.size() * ports_per_addr_,
-             cfg_.idle_timeout, Release{this}) {
-  std::fill_n(reverse_.get(), cfg_.external.size() << 16, kNone);
+      table_(capacity_, cfg_.idle_timeout, Release{this}),
+      frags_(cfg_.frag_states, cfg_.frag_timeout) {
+  std::fill_n(reverse_.get(), cfg_.external.size() << 16, kNoSlot);
   for (Pool& p : pools_) {
     p.ring.reset(new uint16_t[std::max(ports_per_addr_, 1u)]);
     p.size = ports_per_addr_;
@@ -53,70 +61,98 @@ int Nat::external_index(uint32_t addr) const {
   }
 }
 
-Nat::Dir Nat::classify(const PacketView& p, const FlowKey& k, int& ext_index) const {
+NFPARK_HOT_INLINE Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index) const {
   const PacketLayout& L = p.layout;
-  if (L.ip_version != 4) return Dir::kPass;
-  if (!L.ok() || L.l4_off == 0) return Dir::kDrop;
+  if (L.ip_version != 4) return Step::kPass;
+  if (!L.ok()) return Step::kMalformed;
+  if (!L.first_fragment) return Step::kLater;
+  Step out = Step::kOut, in = Step::kIn;
   if (L.l4_proto == proto::kIcmp) {
-    uint8_t type = p.data[L.l4_off];
-    if (type != kIcmpEchoRequest && type != kIcmpEchoReply) return Dir::kDrop;
-  } else if (!L.has_ports()) {
-    return Dir::kDrop;
+    const IcmpKind kind = icmp_kind(p.data[L.l4_off]);
+    if (kind == IcmpKind::kError) out = Step::kErrorOut, in = Step::kErrorIn;
+    if (kind == IcmpKind::kOther) out = in = Step::kOther;
+  } else if (L.l4_proto != proto::kTcp && L.l4_proto != proto::kUdp) {
+    out = in = Step::kOther;
   }
-  ext_index = external_index(key_v4(k.dst));
-  if (ext_index >= 0) return Dir::kIn;
-  if (cfg_.inside.empty()) return Dir::kOut;
-  uint32_t src = key_v4(k.src);
-  for (const Prefix4& pf : cfg_.inside)
-    if (pf.contains(src)) return Dir::kOut;
-  return Dir::kPass;
+  const uint8_t* ip = p.data + L.l3_off;
+  const Dir d = direction(load_be32(ip + 12), load_be32(ip + 16), ext_index);
+  if (d == Dir::kPass) return Step::kPass;
+  if (out == Step::kOut) extract_flow_key(p.data, L, k);
+  return d == Dir::kOut ? out : in;
+}
+
+NFPARK_HOT_INLINE bool Nat::translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext,
+                                      Nanos now) {
+  if (s == Step::kOut) [[likely]]
+    return outbound(p, k, h, now);
+  switch (s) {
+    case Step::kIn:
+      return inbound(p, k, ext, now);
+    case Step::kPass:
+      ++passthrough_;
+      return true;
+    case Step::kErrorOut:
+      return error_outbound(p, now);
+    case Step::kErrorIn:
+      return error_inbound(p, now);
+    case Step::kOther:
+      return other(p);
+    case Step::kMalformed:
+      ++drop_malformed_;
+      return false;
+    case Step::kOut:
+    case Step::kLater:
+      break;
+  }
+  return true;
 }
 
 void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
+  const size_t n = std::min(pkts.size(), kBurst);
+  if (table_.size() + n > capacity_ && capacity_ < max_flows_) grow();
   std::array<FlowKey, kBurst> keys;
   std::array<uint64_t, kBurst> hashes;
-  std::array<Dir, kBurst> dirs;
+  std::array<Step, kBurst> steps;
   std::array<int, kBurst> ext;
-  const size_t n = std::min(pkts.size(), kBurst);
-  // Stage 1: keys, direction, hashes; prefetch the forward table's buckets.
+  bool later = false;
+  // Stage 1: what each packet is; hash and prefetch the forward table's buckets.
   for (size_t i = 0; i < n; ++i) {
-    dirs[i] = Dir::kPass;
+    steps[i] = Step::kPass;
+    hashes[i] = 0;
+    ext[i] = -1;
     if (verdicts[i] != Verdict::kPass) continue;
-    if (!extract_flow_key(pkts[i].data, pkts[i].layout, keys[i]) &&
-        pkts[i].layout.ip_version == 4) {
-      dirs[i] = Dir::kDrop;
-      continue;
-    }
-    dirs[i] = classify(pkts[i], keys[i], ext[i]);
-    if (dirs[i] == Dir::kOut) {
+    steps[i] = classify(pkts[i], keys[i], ext[i]);
+    if (steps[i] == Step::kOut) {
       hashes[i] = table_.hash(keys[i]);
       table_.prefetch_buckets(hashes[i]);
-    } else if (dirs[i] == Dir::kIn) {
+    } else if (steps[i] == Step::kIn) {
       __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
+    } else if (steps[i] == Step::kLater) {
+      later = true;
     }
   }
   for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
-    if (dirs[i] == Dir::kOut) table_.prefetch_entry(hashes[i]);
-  // Stage 3: translate.
+    if (steps[i] == Step::kOut) table_.prefetch_entry(hashes[i]);
+  // Stage 3: translate. A first fragment leaves a note for the datagram's later fragments.
   for (size_t i = 0; i < n; ++i) {
-    if (verdicts[i] != Verdict::kPass) continue;
-    bool ok = true;
-    switch (dirs[i]) {
-      case Dir::kPass:
-        ++passthrough_;
-        break;
-      case Dir::kDrop:
-        ++drop_unsupported_;
-        ok = false;
-        break;
-      case Dir::kOut:
-        ok = outbound(pkts[i], keys[i], hashes[i], now);
-        break;
-      case Dir::kIn:
-        ok = inbound(pkts[i], keys[i], ext[i], now);
-        break;
+    if (verdicts[i] != Verdict::kPass || steps[i] == Step::kLater) continue;
+    PacketView& p = pkts[i];
+    const bool frag = p.layout.fragment;
+    uint32_t src = 0, dst = 0;
+    if (frag) [[unlikely]] {
+      src = load_be32(p.data + p.layout.l3_off + 12);
+      dst = load_be32(p.data + p.layout.l3_off + 16);
     }
+    const bool ok = translate(p, steps[i], keys[i], hashes[i], ext[i], now);
+    if (frag && steps[i] != Step::kPass) [[unlikely]]  // IPv4 (IPv6 is kPass), header whole
+      remember_first(p, src, dst, ok, now);
     if (!ok) verdicts[i] = Verdict::kDrop;
+  }
+  // Stage 4: later fragments, after every first fragment of the burst.
+  if (later) [[unlikely]] {
+    for (size_t i = 0; i < n; ++i)
+      if (steps[i] == Step::kLater && verdicts[i] == Verdict::kPass && !follow_first(pkts[i], now))
+        verdicts[i] = Verdict::kDrop;
   }
   table_.sweep(now, table_.kSweepPerBurst);
 }
@@ -137,6 +173,7 @@ bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
     }
     reverse(m.addr_index, m.ext_port) = s;
     ++created_;
+    peak_ = std::max<uint64_t>(peak_, table_.size());
   }
   set_ipv4_src(p, m.ext_addr);
   set_l4_u16(p, p.layout.l4_proto == proto::kIcmp ? 4 : 0, m.ext_port);  // RFC 3022 §4.1
@@ -146,7 +183,7 @@ bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
 
 bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now) {
   uint32_t s = reverse(size_t(ext_index), k.dport);
-  if (s == kNone || !table_.live(s, now)) {
+  if (s == kNoSlot || !table_.live(s, now)) {
     ++drop_no_mapping_;
     return false;
   }
@@ -164,59 +201,57 @@ bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now) {
   return true;
 }
 
-bool Nat::allocate(uint32_t src_addr, Mapping& m, Nanos now) {
-  const size_t n = pools_.size();
-  if (n == 0) return false;
-  const size_t pref = addr_hash(src_addr) % n;  // RFC 4787 REQ-2: paired pooling
-  size_t a = pref;
-  for (size_t i = 0; i < n && pools_[a].count == 0; ++i) a = (a + 1) % n;
-  if (pools_[a].count == 0) {
-    if (!reclaim(pref, now)) return false;
-    a = pref;
+bool Nat::other(const PacketView&) {
+  if (cfg_.other == OtherProtocols::kPass) {
+    ++other_passed_;
+    return true;
   }
-  Pool& p = pools_[a];
-  m.ext_port = p.ring[p.head];
-  p.head = (p.head + 1) % p.size;
-  --p.count;
-  m.addr_index = uint8_t(a);
-  m.ext_addr = cfg_.external[a];
-  return true;
-}
-
-// Probes up to reclaim_probe allocated ports of address `a` for idle flows (each expiry returns
-// its port to the pool through release()). The cursor persists, so repeated probes cover the
-// whole range: an exhausted pool recovers as soon as one of its flows has expired.
-bool Nat::reclaim(size_t a, Nanos now) {
-  Pool& p = pools_[a];
-  if (ports_per_addr_ == 0) return false;
-  for (uint32_t i = 0; i < cfg_.reclaim_probe && p.count == 0; ++i) {
-    uint16_t port = uint16_t(cfg_.port_min + p.probe);
-    p.probe = (p.probe + 1) % ports_per_addr_;
-    uint32_t s = reverse(a, port);
-    if (s != kNone && !table_.live(s, now)) ++reclaimed_;
-  }
-  return p.count > 0;
-}
-
-void Nat::release(const Mapping& m) {
-  Pool& p = pools_[m.addr_index];
-  p.ring[(p.head + p.count) % p.size] = m.ext_port;
-  ++p.count;
-  reverse(m.addr_index, m.ext_port) = kNone;
+  ++drop_other_;
+  return false;
 }
 
 void Nat::counters(const CounterSink& sink) const {
   sink("outbound", outbound_);
   sink("inbound", inbound_);
+  sink("icmp_errors_out", errors_out_);
+  sink("icmp_errors_in", errors_in_);
+  sink("frag_followed", frag_followed_);
+  sink("frag_evicted", frags_.evicted());
   sink("passthrough", passthrough_);
+  sink("other_passed", other_passed_);
   sink("flows_active", table_.size());
   sink("flows_created", created_);
-  sink("flows_expired", table_.expired_count());
+  sink("flows_expired", expired_before_ + table_.expired_count());
+  sink("flows_peak", peak_);
   sink("ports_reclaimed", reclaimed_);
+  sink("table_grown", grown_);
   sink("drop.pool_exhausted", drop_pool_);
   sink("drop.table_full", drop_table_);
   sink("drop.no_mapping", drop_no_mapping_);
-  sink("drop.unsupported", drop_unsupported_);
+  sink("drop.icmp_error_no_mapping", drop_error_no_mapping_);
+  sink("drop.icmp_error_bad_quote", drop_bad_quote_);
+  sink("drop.frag_no_first", drop_frag_no_first_);
+  sink("drop.frag_expired", drop_frag_expired_);
+  sink("drop.frag_first_dropped", drop_frag_first_dropped_);
+  sink("drop.other", drop_other_);
+  sink("drop.malformed", drop_malformed_);
+}
+
+void Nat::warnings(const WarningSink& sink) const {
+  if (drop_pool_ > 0) {
+    sink(std::to_string(drop_pool_) +
+         " packets dropped: the address pool ran out of ports (drop.pool_exhausted). It holds " +
+         std::to_string(size_t(ports_per_addr_) * cfg_.external.size()) + " flows (" +
+         std::to_string(cfg_.external.size()) + " external addresses x " +
+         std::to_string(ports_per_addr_) + " ports); " + std::to_string(peak_) +
+         " were active at the peak. Add addresses to [nf.nat] external (e.g. \"198.18.0.0/24\"), "
+         "widen port_min..port_max, or shorten idle_timeout_s.");
+  }
+  if (drop_table_ > 0) {
+    sink(std::to_string(drop_table_) + " packets dropped: the flow table was full " +
+         "(drop.table_full, max_flows " + std::to_string(max_flows_) +
+         "). Raise [nf.nat] max_flows (0 = what the pool holds).");
+  }
 }
 
 }  // namespace nfpark::nf

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +23,8 @@ namespace nfpark::nf {
 
 constexpr size_t kBurst = 32;
 enum class Verdict : uint8_t { kPass = 0, kDrop = 1 };
+// One sentence a user should read after a run: what went wrong and how to fix it.
+using WarningSink = std::function<void(std::string_view)>;
 
 class Nf {
  public:
@@ -30,6 +33,9 @@ class Nf {
   // pkts.size() == verdicts.size() <= kBurst.
   virtual void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) = 0;
   virtual void counters(const CounterSink& sink) const { (void)sink; }
+  // Conditions the user should hear about (a pool ran out, say), judged from the counters; an
+  // NF has no stderr, so the engine asks at the end of a run and prints them. Never per packet.
+  virtual void warnings(const WarningSink& sink) const { (void)sink; }
 };
 
 // A chain runs its NFs in order over the same burst; a packet dropped by one NF is skipped by
@@ -44,6 +50,12 @@ class Chain {
     for (const auto& nf : nfs_) {
       std::string prefix(nf->name());
       nf->counters([&](std::string_view n, uint64_t v) { sink(prefix + "." + std::string(n), v); });
+    }
+  }
+  void warnings(const WarningSink& sink) const {
+    for (const auto& nf : nfs_) {
+      std::string prefix(nf->name());
+      nf->warnings([&](std::string_view w) { sink(prefix + ": " + std::string(w)); });
     }
   }
   size_t size() const { return nfs_.size(); }

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -96,6 +97,20 @@ class Params {
     out = Nanos(std::llround(*d * 1e9));
     return true;
   }
+  // One of `names` (a string); `out` is its index.
+  template <class E>
+  bool choice(const char* key, std::initializer_list<const char*> names, E& out) {
+    const toml::node* n = get(key);
+    if (!n) return true;
+    std::optional<std::string_view> s = n->value<std::string_view>();
+    std::string want;
+    size_t i = 0;
+    for (const char* name : names) {
+      if (s && *s == name) return (out = E(i)), true;
+      want += std::string(i++ ? " or " : "") + "\"" + name + "\"";
+    }
+    return fail(key, want, *n);
+  }
   // Array of strings, each parsed by `f`; `what` says what an element must look like.
   bool strings(const char* key, const char* what, const std::function<bool(std::string_view)>& f) {
     const toml::node* n = get(key);
@@ -180,7 +195,10 @@ bool nat_params(Params& p, NatConfig& c) {
                    }) &&
          p.seconds("idle_timeout_s", c.idle_timeout) &&
          p.uint("max_flows", 0, 1ull << 28, c.max_flows) &&
-         p.uint("reclaim_probe", 1, 65536, c.reclaim_probe);
+         p.uint("reclaim_probe", 1, 65536, c.reclaim_probe) &&
+         p.choice("other_protocols", {"pass", "drop"}, c.other) &&  // OtherProtocols order
+         p.uint("frag_states", 4, 1u << 20, c.frag_states) &&
+         p.seconds("frag_timeout_s", c.frag_timeout);
 }
 
 bool lb_params(Params& p, LbConfig& c) {

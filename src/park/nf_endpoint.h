@@ -65,8 +65,10 @@ class NfEndpoint {
     }
     const uint8_t* t = v.data + tag_at;
     const bool parked = *format_ == TagFormat::kNfpark ? (t[1] & 0x1) : (t[0] & 0x80);
-    if (!parked) {
-      v.wire_len -= tsz;  // whole packet with an ENB=0 tag inserted
+    // An nfpark tag with nothing parked: a whole packet QUEUE-MEM queued behind its flow.
+    const bool whole = !parked || (*format_ == TagFormat::kNfpark && load_be16(t + 14) == 0);
+    if (whole) {
+      v.wire_len -= tsz;  // whole packet with a tag inserted
       ++ctr_.whole;
     } else {
       // nfpark tags carry the original's length (the bytes the switch holds; add what the

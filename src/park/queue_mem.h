@@ -1,47 +1,53 @@
-// Element:  QueueMem — QUEUE-MEM: payloads wait in paused per-port queues, headers go to the NF,
-//           a queue is resumed when every header of its batch is back (software switch).
+// Element:  QueueMem — QUEUE-MEM: payloads wait in per-port queues, headers go to the NF, a
+//           batch leaves when every header of it is back (software switch).
 // Ports:    traffic in -> split -> NF (headers, whole packets) ; NF -> merge -> traffic out
-//           split(pkt, port, to_nf, to_out) · merge(pkt, nf_link, to_out) · drain(to_out)
-// Config:   QueueMemConfig: ports (1) · queues per port (31) · slices (6) · batch (20 payloads) ·
-//           header_array (94000 entries) · min_payload (64 B) · tag key (none: CRC-32C) · no_split
-// Time:     none: batches are released by header count, never by timers (paper §3.3).
-// State:    ports x queues FIFOs of <= batch payload handles; header array of header_array
-//           slots {id, queue, returned header handle}; a round-robin cursor per (port, slice).
-//           At most config.max_held() payloads wait at once.
+//           split(pkt, port, to_nf, to_out) -> taken? · merge(pkt, nf_link, to_out) ·
+//           poll(now, to_out, settled) · nf_idle(to_out) · drain(to_out)
+// Config:   QueueMemConfig: ports (1) · queues per port (1600) · slices (6) · batch (20) ·
+//           header_array (94000) · min_payload (64 B) · lost_after (50 ms) · seal_after
+//           (200 us) · tag key (none: CRC-32C) · no_split
+// Time:     `now` (the NF side's clock) comes only from poll(), which the engine calls every
+//           loop iteration; split() stamps batches with the last poll's time. No poll(), no
+//           timer: the paper's behaviour (batches leave by header count only).
+// State:    ports x queues batches of <= batch packets; header array of header_array slots;
+//           per-slice FIFO of batches; per-flow-bucket summary (queue_mem_store.h).
+//           At most config.max_held() packets wait at once.
 // Counters: QueueMemCounters (queue_mem_config.h).
 // Refs:     QUEUE-MEM §3.2–3.4, App. D (shared/seeds/004_...); Queue-Mem/queue-mem-p4
 //           (payload_split.p4, forward_header.p4, store_header.p4, packet_reconstruct.p4);
-//           shared/research/anchors_code.md §5; docs/queuemem.md.
+//           shared/research/anchors_code.md §5; docs/queuemem.md (where nfpark differs, why).
 //
-// Theory of operation
-//  Split: a taggable packet (IPv4/IPv6 TCP/UDP, unfragmented) with payload >= min_payload that
-//  the no_split filter does not match is split. Its 5-tuple hash picks a slice of the port's
-//  queues; the slice's cursor fills one queue with `batch` payloads, then moves to the next
-//  queue of the slice (P4 get_queue). The packet gets idx (next entry of the header-array ring)
-//  and id (32-bit counter, never 0). The first packet of a batch (HEAD) pauses its queue. If that
-//  queue is still PAUSED, a header of its previous batch was lost: the stalled batch is released
-//  first (recovery), and the HEAD is then processed as a new packet, so it can never leave with
-//  the stale batch. The NF receives headers + a 24-byte nfpark tag {port, idx, id, original
-//  length}; the original packet waits, untouched, in the queue. Other packets go whole to the
-//  NF: taggable ones with a "not split" tag inserted after their L4 header, the rest as they are.
-//  Merge: a header whose tag is valid and whose id is the one its idx was given to is stored at
-//  idx and counts for its queue (an NF "drop" flag counts too). When the count reaches `batch`
-//  the queue resumes: its payloads leave in FIFO order, each rebuilt with the header stored at
-//  its idx if the ids match; a payload whose header never came back (recovery), was flagged
-//  "drop", or whose idx was reassigned (header array too small) is dropped and counted.
-//  Drain (end of run): every non-empty queue is released as a recovery would; payloads whose
-//  header never came back are freed as stranded_at_exit. No queue stays paused.
+// Theory of operation (docs/queuemem.md has the whole story and where it departs from the P4)
+//  Split. A taggable packet (IPv4/IPv6 TCP/UDP, unfragmented) with payload >= min_payload that
+//  no_split does not match waits, untouched, in its slice's open batch (a new batch takes a free
+//  queue); the NF gets its headers + a 24-byte nfpark tag {port, idx, id, original length}.
+//  Per-flow order. A flow always uses the same slice, and a slice releases its batches in
+//  creation order. A packet not split whose flow has packets waiting is queued behind them: it
+//  travels whole with a parked tag and waits at its entry on the way back. A packet that cannot
+//  queue behind its waiting flow (untaggable, or the store is full) is refused: split() returns
+//  false and the caller offers it again later, before anything after it (back-pressure). No
+//  packet is dropped for lack of room.
+//  Merge. A header whose tag verifies and whose (idx, id, port) still waits is stored at idx and
+//  counts for its batch. A batch is complete when closed (full, or sealed after seal_after) and
+//  all its headers are back; complete batches leave from the head of their slice, each original
+//  rebuilt with its own header (id checked), each queued whole packet as it came back.
+//  Loss. A slice's oldest batch missing a header is recovered when a header sent after it came
+//  back lost_after ago on the NF's clock, at a poll where all the NF sent back is merged (a slow
+//  NF that keeps order never triggers it), or at once on nf_idle(); only the originals without
+//  a header are dropped (drop.header_lost). drain() ends a run: everything leaves or is freed.
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "core/flow_key.h"
 #include "core/parse.h"
+#include "core/time.h"
 #include "park/buffer_ops.h"
 #include "park/emitter.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
+#include "park/queue_mem_evidence.h"
+#include "park/queue_mem_store.h"
 #include "park/tag.h"
 
 namespace nfpark::park {
@@ -51,84 +57,108 @@ class QueueMem {
  public:
   using Handle = typename B::Handle;
 
-  explicit QueueMem(const QueueMemConfig& c) : cfg_(c), codec_(TagFormat::kNfpark, c.key) {
-    cfg_.queues =
-        std::max<uint16_t>(1, cfg_.queues);  // validate() reports these; never divide by 0
-    cfg_.slices = std::max<uint16_t>(1, std::min(cfg_.slices, cfg_.queues));
-    cfg_.batch = std::max<uint16_t>(1, cfg_.batch);
-    cfg_.header_array = std::max<uint32_t>(1, cfg_.header_array);
-    queues_.resize(size_t(cfg_.ports) * cfg_.queues);
-    payloads_.resize(queues_.size() * cfg_.batch);
-    slots_.resize(cfg_.header_array);
-    const uint16_t per = cfg_.queues / cfg_.slices;  // last slice takes the remainder (setup.py)
-    for (uint8_t p = 0; p < cfg_.ports; ++p)
-      for (uint16_t s = 0; s < cfg_.slices; ++s) {
-        const uint16_t n = s + 1 == cfg_.slices ? uint16_t(cfg_.queues - per * s) : per;
-        cursors_.push_back(
-            Cursor{uint32_t(p * cfg_.queues + per * s), n, uint16_t(n - 1), cfg_.batch});
-      }
-  }
+  explicit QueueMem(const QueueMemConfig& c)
+      : cfg_(usable(c)),
+        codec_(TagFormat::kNfpark, c.key),
+        st_(cfg_.ports, cfg_.queues, cfg_.slices, cfg_.batch, cfg_.header_array, B::null()),
+        evidence_(std::max<Nanos>(1, cfg_.lost_after / 64)) {}
   QueueMem(const QueueMem&) = delete;
   QueueMem& operator=(const QueueMem&) = delete;
-  ~QueueMem() {  // frees what drain() did not (uncounted): stored headers and waiting payloads
-    for (auto& s : slots_)
-      if (s.hdr != B::null()) B::free(s.hdr);
-    for (size_t q = 0; q < queues_.size(); ++q)
-      for (uint32_t i = 0; i < queues_[q].count; ++i) B::free(payloads_[q * cfg_.batch + i].pkt);
+  ~QueueMem() {  // frees what drain() did not (uncounted): stored headers and waiting packets
+    for (uint32_t s = 0; s < st_.slices(); ++s)
+      for (uint32_t q = st_.head(s); q != Store::kNone; q = st_.batch(q).next)
+        for (uint32_t i = 0; i < st_.batch(q).count; ++i)
+          if (st_.entry(q, i).pkt != B::null()) B::free(st_.entry(q, i).pkt);
+    for (uint32_t i = 0; i < st_.slots(); ++i)
+      if (st_.slot(i).hdr != B::null()) B::free(st_.slot(i).hdr);
   }
 
   const QueueMemConfig& config() const { return cfg_; }
   const TagCodec& codec() const { return codec_; }
   const QueueMemCounters& counters() const { return ctr_; }
   void report(const CounterSink& s) const { ctr_.report(s); }
-  // Queues still paused (holding a batch). Zero after drain().
-  uint32_t paused_queues() const {
-    uint32_t n = 0;
-    for (auto& q : queues_) n += q.paused;
-    return n;
-  }
+  // Queues holding a batch (paused). Zero after drain().
+  uint32_t paused_queues() const { return st_.busy_queues(); }
 
-  // Traffic port -> NF. `port` is the output port the switch chose for the packet (its set of
-  // payload queues). Pushes a header or a whole packet to `to_nf`; a recovery may push the
-  // released stalled batch to `to_out`.
-  void split(Handle pkt, uint8_t port, Emitter<Handle>& to_nf, Emitter<Handle>& to_out) {
-    ++ctr_.rx;
+  // Traffic port -> NF. `port` is the output port the switch chose (its set of queues). Returns
+  // true when it took `pkt`: a header or the whole packet went to `to_nf` (or it was dropped,
+  // counted). Returns false when it refuses `pkt` for now (back-pressure, see above): the
+  // caller still owns it and must offer it again before any packet that came after it, after
+  // later merge()/poll()/nf_idle() calls. A refusal may release a batch to `to_out`.
+  [[nodiscard]] bool split(Handle pkt, uint8_t port, Emitter<Handle>& to_nf,
+                           Emitter<Handle>& to_out) {
     uint8_t* d = B::data(pkt);
     const uint32_t len = B::pkt_len(pkt);
     const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    FlowKey k;
+    uint32_t s = 0, b = 0;
+    bool waits = false;
+    if (port < cfg_.ports && extract_flow_key(d, L, k)) {
+      const uint64_t h = k.hash();
+      s = st_.slice_index(port, h);
+      b = st_.bucket(h);
+      waits = st_.waiting(s, b);
+    }
     if (!taggable(L)) {
+      if (waits) return refuse(s, to_out);  // it can carry no tag, so it cannot queue
+      ++ctr_.rx;
       ++ctr_.not_split_untaggable;
       to_nf.push(pkt);
-      return;
+      return true;
     }
     const uint32_t hdr = L.payload_off;
     const uint32_t payload = std::min(L.ip_end, len) - hdr;
+    uint64_t* why;
     if (port >= cfg_.ports) {
-      ++ctr_.not_split_no_queue;
+      why = &ctr_.not_split_no_queue;
     } else if (payload < cfg_.min_payload || payload == 0) {
-      ++ctr_.not_split_small;
+      why = &ctr_.not_split_small;
     } else if (len > kMaxTaggedFrame) {
-      ++ctr_.not_split_large;
+      why = &ctr_.not_split_large;
     } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
-      ++ctr_.not_split_filtered;
+      why = &ctr_.not_split_filtered;
+    } else if (!st_.room(s)) {
+      why = &ctr_.not_split_store_full;
     } else {
       // Never lent: a batch leaves once every header is back, copies included, and a payload
       // lent to a header still out could not leave then.
       Handle h = B::make_header(pkt, hdr, codec_.size(), hdr, 0, nullptr);
-      if (h != B::null()) return enqueue(pkt, h, d, L, port, len, to_nf, to_out);
-      ++ctr_.not_split_no_buffer;
+      if (h != B::null()) {
+        ++ctr_.rx;
+        ++ctr_.splits;
+        const uint32_t id = next_id();
+        const uint32_t idx = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, time());
+        hold(len);
+        encode(h, hdr, port, idx, id, len, len - hdr);
+        to_nf.push(h);
+        return true;
+      }
+      why = &ctr_.not_split_no_buffer;
     }
-    uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
-    if (!gap) return drop(pkt, ctr_.drop_no_headroom);
-    ParkTag tag;
-    tag.slice = port;
-    tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
-    codec_.encode(tag, gap);
+    if (waits && !st_.room(s)) return refuse(s, to_out);
+    ++ctr_.rx;
+    if (!B::open_gap(pkt, hdr, codec_.size())) {
+      drop(pkt, ctr_.drop_no_headroom);
+      return true;
+    }
+    ++*why;
+    if (waits) {  // queued behind its flow: travels whole, waits at its entry on the way back
+      ++ctr_.joined_whole;
+      const uint32_t id = next_id();
+      const uint32_t idx = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, time());
+      encode(pkt, hdr, port, idx, id, len, 0);
+    } else {
+      ParkTag tag;
+      tag.slice = port;
+      tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
+      codec_.encode(tag, B::data(pkt) + hdr);
+    }
     to_nf.push(pkt);
+    return true;
   }
 
   // NF -> traffic out. `nf_link` names the NF link the packet came from; the tag itself names
-  // the port and queue, so it is informational. A header may release a whole batch.
+  // the port, so it is informational. A header may release batches.
   void merge(Handle pkt, uint8_t nf_link, Emitter<Handle>& to_out) {
     (void)nf_link;
     uint8_t* d = B::data(pkt);
@@ -141,7 +171,7 @@ class QueueMem {
     const uint32_t at = L.payload_off;
     const uint32_t avail = B::head_len(pkt) > at ? B::head_len(pkt) - at : 0;
     ParkTag tag;
-    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return free_header(pkt, ctr_.bad_tag);
+    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
     if (!tag.parked) {
       if (tag.drop) return drop(pkt, ctr_.drop_explicit_whole);
       B::close_gap(pkt, at, codec_.size());
@@ -149,159 +179,216 @@ class QueueMem {
       to_out.push(pkt);
       return;
     }
-    if (tag.index >= slots_.size() || tag.slice >= cfg_.ports)
-      return free_header(pkt, ctr_.stale_headers);
-    Slot& s = slots_[tag.index];
-    if (s.id == 0 || s.id != tag.generation || s.queue / cfg_.queues != tag.slice)
-      return free_header(pkt, ctr_.stale_headers);  // late (batch gone), replayed or reassigned
-    if (s.returned) return free_header(pkt, ctr_.duplicate_headers);
+    if (tag.index >= st_.slots() || tag.slice >= cfg_.ports) return drop(pkt, ctr_.stale_headers);
+    auto& s = st_.slot(tag.index);
+    if (s.id == 0 || s.id != tag.generation || st_.queue_port(s.queue) != tag.slice)
+      return drop(pkt, ctr_.stale_headers);  // late (batch gone), replayed or forged
+    if (s.returned) return drop(pkt, ctr_.duplicate_headers);
     s.returned = true;
+    back_ = std::max(back_, s.send);
     if (tag.drop) {
       s.dropped = true;
-      B::free(pkt);
+      if (s.whole)
+        drop(pkt, ctr_.drop_explicit_whole);
+      else
+        B::free(pkt);
     } else {
       s.hdr = pkt;
       s.hdr_len = uint16_t(at);
+      if (s.whole) hold(B::pkt_len(pkt));
     }
     ++ctr_.headers_returned;
-    Queue& q = queues_[s.queue];
-    if (++q.returned == cfg_.batch) {  // P4 ForwardHeader: n_processed_hdrs + 1 == batch
-      ++ctr_.batches_complete;
-      release(s.queue, Release::kComplete, to_out);
+    auto& bt = st_.batch(s.queue);
+    if (++bt.returned == bt.count && bt.closed) completed(s.queue, to_out);
+  }
+
+  // Time, every loop iteration. `now`: the NF side's clock — the one its Reframer and delays
+  // run on (INT64_MIN: none yet); `settled`: every packet the NF side has sent back so far has
+  // been merged (none waits in a ring or a backlog). Closes batches open longer than
+  // seal_after. At a settled call, recovers a slice's head batch that misses a header when a
+  // header sent after that batch came back lost_after ago or more: by then the NF's clock has
+  // passed whatever it could hold that header for, and all it sent is merged, so it is lost.
+  void poll(Nanos now, Emitter<Handle>& to_out, bool settled = true) {
+    if (now == kNoTime) return;
+    if (now_ == kNoTime) st_.restamp(now);  // packets split before the clock's first reading
+    now_ = now;
+    evidence_.note(back_, now);
+    uint64_t oldest = UINT64_MAX;
+    for (uint32_t s = 0; s < st_.slices(); ++s) {
+      const uint32_t t = st_.tail(s);
+      if (t != Store::kNone && cfg_.seal_after > 0 && !st_.batch(t).closed &&
+          now - st_.batch(t).opened >= cfg_.seal_after)
+        seal(s, to_out);
+      for (uint32_t h = st_.head(s); h != Store::kNone && settled; h = st_.head(s)) {
+        const Nanos seen = evidence_.seen_after(st_.batch(h).last_send);
+        if (seen == LossEvidence::kNever || now - seen < cfg_.lost_after) break;
+        ++ctr_.recoveries;
+        release_head(s, Release::kLost, to_out);
+        release_ready(s, to_out);
+      }
+      if (st_.head(s) != Store::kNone) oldest = std::min(oldest, st_.batch(st_.head(s)).last_send);
+    }
+    evidence_.prune(oldest == UINT64_MAX ? sent_ : oldest);
+  }
+
+  // The engine knows that nothing is on its way to or from the NF and the NF holds nothing:
+  // every header not back is lost. Releases every batch (recovering those missing a header).
+  void nf_idle(Emitter<Handle>& to_out) {
+    for (uint32_t s = 0; s < st_.slices(); ++s) {
+      if (st_.seal_tail(s)) ++ctr_.batches_sealed;
+      while (st_.head(s) != Store::kNone) {
+        if (Store::complete(st_.batch(st_.head(s)))) {
+          release_ready(s, to_out);
+          continue;
+        }
+        ++ctr_.recoveries;
+        ++ctr_.recoveries_idle;
+        release_head(s, Release::kLost, to_out);
+      }
     }
   }
 
-  // End of run: releases every queue that still holds payloads (as a recovery would) and frees
-  // the payloads whose header never came back (stranded_at_exit). Call after the NF side has
-  // returned everything it will return; afterwards nothing is held and no queue is paused.
+  // End of run: releases every batch (as a recovery would) and frees the packets whose header
+  // never came back (stranded_at_exit). Call after the NF side has returned everything it will
+  // return; afterwards nothing is held and no queue is paused.
   void drain(Emitter<Handle>& to_out) {
-    for (uint32_t q = 0; q < queues_.size(); ++q)
-      if (queues_[q].count) {
+    for (uint32_t s = 0; s < st_.slices(); ++s) {
+      st_.seal_tail(s);
+      while (st_.head(s) != Store::kNone) {
         ++ctr_.batches_drained;
-        release(q, Release::kDrain, to_out);
+        release_head(s, Release::kDrain, to_out);
       }
-    for (auto& c : cursors_) c.filled = cfg_.batch;  // next packet starts a fresh batch
+    }
   }
 
  private:
-  enum class Release : uint8_t { kComplete, kRecovery, kDrain };
-  struct Payload {
-    Handle pkt;
-    uint32_t idx, id, bytes;
-    uint16_t hdr_len;
-  };
-  struct Queue {
-    uint32_t count = 0;     // payloads waiting (one batch at most)
-    uint32_t returned = 0;  // headers of this batch back (n_q^h)
-    bool paused = false;    // s_q: PAUSED while a batch waits
-  };
-  struct Cursor {  // P4 port_queue_info {curr_queue, n_pkts} of one slice
-    uint32_t first;
-    uint16_t n, cur;
-    uint32_t filled;  // payloads in the current batch (n_q); == batch: next packet is a HEAD
-  };
-  struct Slot {
-    uint32_t id = 0;     // id the idx was last given to; 0 = none waiting
-    uint32_t queue = 0;  // global queue index of that payload
-    Handle hdr = B::null();
-    uint16_t hdr_len = 0;
-    bool returned = false, dropped = false;
-  };
+  using Store = QueueMemStore<Handle>;
+  enum class Release : uint8_t { kComplete, kLost, kDrain };
 
-  void enqueue(Handle pkt, Handle h, const uint8_t* d, const PacketLayout& L, uint8_t port,
-               uint32_t len, Emitter<Handle>& to_nf, Emitter<Handle>& to_out) {
-    FlowKey k;
-    extract_flow_key(d, L, k);
-    Cursor& c = cursors_[size_t(port) * cfg_.slices + k.hash() % cfg_.slices];
-    if (c.filled == cfg_.batch) {
-      c.filled = 1;
-      c.cur = uint16_t((c.cur + 1) % c.n);
-    } else {
-      ++c.filled;
-    }
-    const uint32_t qi = c.first + c.cur;
-    Queue& q = queues_[qi];
-    if (c.filled == 1) {  // HEAD
-      if (q.paused) {     // previous batch not released: a header was lost (§3.3)
-        ++ctr_.recoveries;
-        ++ctr_.batches_recovered;
-        release(qi, Release::kRecovery, to_out);  // then the HEAD goes on as a new packet
-      }
-      q.paused = true;
-      q.returned = 0;
-    }
-    const uint32_t idx = next_idx_;
-    next_idx_ = next_idx_ + 1 == cfg_.header_array ? 0 : next_idx_ + 1;
+  static QueueMemConfig usable(QueueMemConfig c) {  // validate() reports these; never divide by 0
+    c.ports = std::max<uint8_t>(1, c.ports);
+    c.queues = std::max<uint16_t>(1, c.queues);
+    c.slices = std::max<uint16_t>(1, std::min(c.slices, c.queues));
+    c.batch = std::max<uint16_t>(1, c.batch);
+    c.header_array = std::max<uint32_t>(1, c.header_array);
+    return c;
+  }
+  Nanos time() const { return now_ == kNoTime ? 0 : now_; }
+  uint32_t next_id() {
     const uint32_t id = next_id_;
     next_id_ = next_id_ + 1 == 0 ? 1 : next_id_ + 1;
-    Slot& s = slots_[idx];
-    if (s.id) ++ctr_.slot_reuses;  // its payload will fail the id check at release
-    if (s.hdr != B::null()) B::free(s.hdr);
-    s = Slot{id, qi, B::null(), 0, false, false};
-    payloads_[size_t(qi) * cfg_.batch + q.count++] =
-        Payload{pkt, idx, id, len, uint16_t(L.payload_off)};
-    ctr_.held_pkts++;
-    ctr_.held_bytes += len;
-    ctr_.peak_pkts = std::max(ctr_.peak_pkts, ctr_.held_pkts);
-    ctr_.peak_bytes = std::max(ctr_.peak_bytes, ctr_.held_bytes);
+    return id;
+  }
+  void encode(Handle h, uint32_t at, uint8_t port, uint32_t idx, uint32_t id, uint32_t len,
+              uint32_t parked) {
     ParkTag tag;
     tag.parked = true;
     tag.slice = port;
     tag.index = idx;
     tag.generation = id;
-    tag.orig_len = uint16_t(len);
-    tag.parked_len = uint16_t(len - L.payload_off);
-    codec_.encode(tag, B::data(h) + L.payload_off);
-    ++ctr_.splits;
-    to_nf.push(h);
+    tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));  // whole ones may be more
+    tag.parked_len = uint16_t(parked);                                  // 0: a queued whole packet
+    codec_.encode(tag, B::data(h) + at);
   }
-
-  // Resumes queue `qi`: its payloads leave in FIFO order (P4 PacketReconstruct).
-  void release(uint32_t qi, Release why, Emitter<Handle>& to_out) {
-    Queue& q = queues_[qi];
-    for (uint32_t i = 0; i < q.count; ++i) {
-      Payload& p = payloads_[size_t(qi) * cfg_.batch + i];
-      ctr_.held_pkts--;
-      ctr_.held_bytes -= p.bytes;
-      Slot& s = slots_[p.idx];
-      if (s.id != p.id) {  // idx reassigned to a later packet: never merge
-        drop(p.pkt, ctr_.drop_id_mismatch);
+  void hold(uint32_t bytes) {
+    ctr_.held_pkts++;
+    ctr_.held_bytes += bytes;
+    ctr_.peak_pkts = std::max(ctr_.peak_pkts, ctr_.held_pkts);
+    ctr_.peak_bytes = std::max(ctr_.peak_bytes, ctr_.held_bytes);
+  }
+  void unhold(uint32_t bytes) {
+    ctr_.held_pkts--;
+    ctr_.held_bytes -= bytes;
+  }
+  bool refuse(uint32_t s, Emitter<Handle>& to_out) {
+    ++ctr_.refused;
+    seal(s, to_out);
+    return false;
+  }
+  // Closes slice s's open batch; it may be complete already.
+  void seal(uint32_t s, Emitter<Handle>& to_out) {
+    if (!st_.seal_tail(s)) return;
+    ++ctr_.batches_sealed;
+    const uint32_t t = st_.tail(s);
+    if (Store::complete(st_.batch(t))) completed(t, to_out);
+  }
+  // Batch q just became complete: it leaves now if it is its slice's head, else later.
+  void completed(uint32_t q, Emitter<Handle>& to_out) {
+    const uint32_t s = st_.batch(q).slice;
+    if (st_.head(s) != q) {
+      ++ctr_.batches_waited;
+      return;
+    }
+    release_ready(s, to_out);
+  }
+  // Releases complete batches from the head of slice s.
+  void release_ready(uint32_t s, Emitter<Handle>& to_out) {
+    while (st_.head(s) != Store::kNone && Store::complete(st_.batch(st_.head(s)))) {
+      ++ctr_.batches_complete;
+      release_head(s, Release::kComplete, to_out);
+    }
+  }
+  // Resumes slice s's head batch: its packets leave in FIFO order (P4 PacketReconstruct).
+  void release_head(uint32_t s, Release why, Emitter<Handle>& to_out) {
+    const uint32_t q = st_.head(s);
+    const uint32_t n = st_.batch(q).count;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto& e = st_.entry(q, i);
+      auto& sl = st_.slot(e.idx);
+      if (sl.id != e.id) {  // never: an entry in use is not handed out again (kept as a guard)
+        if (e.pkt != B::null()) {
+          unhold(e.bytes);
+          drop(e.pkt, ctr_.drop_id_mismatch);
+        }
         continue;
       }
-      if (s.dropped) {
-        drop(p.pkt, ctr_.drop_explicit);
-      } else if (s.hdr == B::null()) {
-        drop(p.pkt, why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
+      if (e.pkt == B::null()) {  // a queued whole packet
+        if (sl.hdr != B::null()) {
+          unhold(B::pkt_len(sl.hdr));
+          B::close_gap(sl.hdr, sl.hdr_len, codec_.size());
+          ++ctr_.returned_whole;
+          to_out.push(sl.hdr);
+          sl.hdr = B::null();
+        } else if (!sl.dropped) {
+          ++ctr_.whole_lost;
+        }
       } else {
-        typename B::Lent never_lent{};
-        const Rejoin r = B::rejoin(p.pkt, p.hdr_len, never_lent, s.hdr, s.hdr_len);
-        if (r != Rejoin::kLent) s.hdr = B::null();  // consumed
-        if (r == Rejoin::kOk) {
-          ++ctr_.released;
-          to_out.push(p.pkt);
-        } else {  // no room, or a copy came back while its own header is still out
-          drop(p.pkt, r == Rejoin::kNoRoom ? ctr_.drop_no_headroom : ctr_.drop_header_lost);
+        unhold(e.bytes);
+        if (sl.dropped) {
+          drop(e.pkt, ctr_.drop_explicit);
+        } else if (sl.hdr == B::null()) {
+          drop(e.pkt, why == Release::kDrain ? ctr_.stranded_at_exit : ctr_.drop_header_lost);
+        } else {
+          typename B::Lent never_lent{};
+          const Rejoin r = B::rejoin(e.pkt, e.hdr_len, never_lent, sl.hdr, sl.hdr_len);
+          if (r != Rejoin::kLent) sl.hdr = B::null();  // consumed
+          if (r == Rejoin::kOk) {
+            ++ctr_.released;
+            to_out.push(e.pkt);
+          } else {  // no room, or a copy came back while its own header is still out
+            drop(e.pkt, r == Rejoin::kNoRoom ? ctr_.drop_no_headroom : ctr_.drop_header_lost);
+          }
         }
       }
-      if (s.hdr != B::null()) B::free(s.hdr);
-      s = Slot{};
+      if (sl.hdr != B::null()) B::free(sl.hdr);
+      st_.free_slot(e.idx);
     }
-    q = Queue{};  // RESUMED, empty
+    st_.pop_head(s);
   }
 
   void drop(Handle pkt, uint64_t& counter) {
     ++counter;
     B::free(pkt);
   }
-  void free_header(Handle pkt, uint64_t& counter) { drop(pkt, counter); }
 
   QueueMemConfig cfg_;
   TagCodec codec_;
-  std::vector<Queue> queues_;      // [port * queues + q]
-  std::vector<Payload> payloads_;  // [queue * batch + i]: each queue's FIFO
-  std::vector<Cursor> cursors_;    // [port * slices + slice]
-  std::vector<Slot> slots_;        // the header array
-  uint32_t next_idx_ = 0;
+  Store st_;
+  LossEvidence evidence_;  // when headers sent after a given one first came back
+  static constexpr Nanos kNoTime = INT64_MIN;
+  Nanos now_ = kNoTime;  // the last poll()'s time (split() stamps batches with it)
+  uint64_t sent_ = 0;    // packets queued so far (send numbers)
+  uint64_t back_ = 0;    // highest send number whose header is back (loss evidence)
   uint32_t next_id_ = 1;
   QueueMemCounters ctr_;
 };

@@ -10,6 +10,10 @@ std::string QueueMemConfig::validate() const {
            "); each slice needs at least one queue";
   if (batch == 0) return "queuemem.batch must be >= 1 (payloads per batch; P4 experiments: 20)";
   if (header_array == 0) return "queuemem.header_array must be >= 1 (P4: 94000)";
+  if (lost_after <= 0)
+    return "queuemem.lost_after_us must be > 0 (how long a missing header may be overtaken "
+           "before its batch is recovered; default 50000)";
+  if (seal_after < 0) return "queuemem.seal_after_us must be >= 0 (0: batches close when full)";
   return {};
 }
 
@@ -21,9 +25,10 @@ void QueueMemCounters::report(const CounterSink& s) const {
   s("not_split_untaggable", not_split_untaggable);
   s("not_split_no_queue", not_split_no_queue);
   s("not_split_no_buffer", not_split_no_buffer);
+  s("not_split_store_full", not_split_store_full);
   s("not_split_large", not_split_large);
-  s("recoveries", recoveries);
-  s("slot_reuses", slot_reuses);
+  s("joined_whole", joined_whole);
+  s("refused", refused);
   s("released", released);
   s("returned_whole", returned_whole);
   s("untagged_returned", untagged_returned);
@@ -37,8 +42,12 @@ void QueueMemCounters::report(const CounterSink& s) const {
   s("bad_tag", bad_tag);
   s("stale_headers", stale_headers);
   s("duplicate_headers", duplicate_headers);
+  s("whole_lost", whole_lost);
   s("batches_complete", batches_complete);
-  s("batches_recovered", batches_recovered);
+  s("batches_sealed", batches_sealed);
+  s("batches_waited", batches_waited);
+  s("recoveries", recoveries);
+  s("recoveries_idle", recoveries_idle);
   s("batches_drained", batches_drained);
   s("held_pkts", held_pkts);
   s("held_bytes", held_bytes);

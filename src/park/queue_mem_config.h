@@ -1,6 +1,7 @@
 // QueueMemConfig and QueueMemCounters: the settings and the counters of the QUEUE-MEM mode
-// (queue_mem.h). Defaults follow the public P4 code (Queue-Mem/queue-mem-p4, setup.py and
-// defines.p4); see docs/queuemem.md for each value's source.
+// (queue_mem.h). The mechanism's defaults follow the public P4 code (Queue-Mem/queue-mem-p4,
+// setup.py and defines.p4); the store's size and the two timers are nfpark's (a software switch
+// must hold what can be in flight); docs/queuemem.md gives each value's source.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -8,42 +9,58 @@
 #include <string>
 
 #include "core/counters.h"
+#include "core/time.h"
 #include "park/no_split.h"
 
 namespace nfpark::park {
 
 struct QueueMemConfig {
-  uint8_t ports = 1;     // output ports, each with its own set of payload queues
-  uint16_t queues = 31;  // payload queues per port (P4: 32 queues, #31 carries headers)
-  uint16_t slices = 6;   // queue slices per port (P4 setup.py: 5 queues a slice over 31
-                         // queues = 6 slices, the last one takes the remainder: 5x5 + 6)
-  uint16_t batch = 20;   // payloads per batch (setup.py default 120; experiments 20; App. D 5)
-  uint32_t header_array =
-      94000;                  // header-array entries, shared by all ports (HEADER_REGISTER_SIZE)
-  uint32_t min_payload = 64;  // bytes of L4 payload needed to split (P4: -DSPLIT=64)
+  uint8_t ports = 1;       // output ports, each with its own set of payload queues
+  uint16_t queues = 1600;  // payload queues per port, shared by its slices (P4: 31 hardware
+                           // queues; 1600 x 20 = 32000 payloads: more than the NF side can
+                           // hold in flight, 2 x 4096 ring slots + Reframer's 16384)
+  uint16_t slices = 6;     // ordering domains per port: a flow's batches leave in creation
+                           // order within its slice (P4 setup.py: 6 slices of 5-6 queues)
+  uint16_t batch = 20;     // payloads per batch (setup.py default 120; experiments 20; App. D 5)
+  uint32_t header_array = 94000;  // header-array entries, all ports (HEADER_REGISTER_SIZE); a
+                                  // payload waiting holds one, so it also bounds the store
+  uint32_t min_payload = 64;      // bytes of L4 payload needed to split (P4: -DSPLIT=64)
+  // A batch missing a header is recovered (its payloads without a header dropped) once its last
+  // header has been out this long AND a header sent after it has come back: an NF that is only
+  // slow (FIFO) never triggers it. Must exceed the longest time the NF side lets later headers
+  // overtake one (Reframer's T_buff, in the clock the engine passes).
+  Nanos lost_after = 50 * kMilli;
+  // A batch that is not full is closed this long after it opened, so its payloads leave once its
+  // headers are back (the P4 code waits for later traffic to fill it). 0: never by time.
+  Nanos seal_after = 200 * kMicro;
   std::optional<std::array<uint8_t, 16>> key;  // SipHash key for keyed tags (else CRC-32C)
   NoSplitFilter no_split;  // traffic sent whole (P4: dst_ip_blacklist, l4_blacklist)
 
   // Empty when the config is usable, else what is wrong and how to fix it.
   std::string validate() const;
-  // Most payloads that can wait at once (every queue of every port holding a full batch).
-  uint64_t max_held() const { return uint64_t(ports) * queues * batch; }
+  // Most packets that can wait at once: every queue of every port holding a full batch, and
+  // each holding a header-array entry.
+  uint64_t max_held() const {
+    const uint64_t q = uint64_t(ports) * queues * batch;
+    return q < header_array ? q : header_array;
+  }
 };
 
-// Packet outcomes (each packet into split() ends in exactly one of them, or is still held) and
+// Packet outcomes (each packet split() takes ends in exactly one of them, or is still held) and
 // header events (what happened to header packets; their payload's outcome is counted apart).
 struct QueueMemCounters {
   // split side
-  uint64_t rx = 0;                    // packets into split()
+  uint64_t rx = 0;                    // packets split() took
   uint64_t splits = 0;                // payload queued, header sent to the NF
+  uint64_t joined_whole = 0;          // sent whole but queued behind its flow's waiting payloads
   uint64_t not_split_small = 0;       // L4 payload below min_payload: sent whole
   uint64_t not_split_filtered = 0;    // matched the no_split filter: sent whole
   uint64_t not_split_untaggable = 0;  // not IPv4/IPv6 TCP/UDP unfragmented: sent as is
   uint64_t not_split_no_queue = 0;    // output port outside config.ports: sent whole
   uint64_t not_split_no_buffer = 0;   // no buffer for the header packet: sent whole
+  uint64_t not_split_store_full = 0;  // no queue or header-array entry free: sent whole
   uint64_t not_split_large = 0;       // frame above kMaxTaggedFrame (tag's 16-bit length): whole
-  uint64_t recoveries = 0;            // a batch head found its queue still PAUSED (§3.3)
-  uint64_t slot_reuses = 0;           // header-array slot reassigned while still in use
+  uint64_t refused = 0;  // split() declined a packet for now (back-pressure; offered again)
   // merge side: packet outcomes
   uint64_t released = 0;             // payloads rebuilt with their header and sent out
   uint64_t returned_whole = 0;       // whole packets back from the NF (tag removed), sent out
@@ -55,20 +72,24 @@ struct QueueMemCounters {
   uint64_t drop_no_headroom = 0;     // could not insert a tag or rewrite headers: dropped
   uint64_t stranded_at_exit = 0;     // drain(): payload whose header never came back: freed
   // merge side: header events
-  uint64_t headers_returned = 0;   // valid headers stored at their idx
+  uint64_t headers_returned = 0;   // valid headers (or queued whole packets) stored at their idx
   uint64_t bad_tag = 0;            // tag missing, cut short or failing its check: dropped
   uint64_t stale_headers = 0;      // valid tag but idx holds another id (late, replayed)
   uint64_t duplicate_headers = 0;  // a second header for an idx already returned
+  uint64_t whole_lost = 0;  // a queued whole packet never came back (lost where it was dropped)
   // batches
-  uint64_t batches_complete = 0;   // released because all `batch` headers were back
-  uint64_t batches_recovered = 0;  // released by a recovery (a header was lost)
-  uint64_t batches_drained = 0;    // released by drain() at the end of the run
-  // buffer occupancy (payloads waiting in queues)
+  uint64_t batches_complete = 0;  // released because every header was back
+  uint64_t batches_sealed = 0;    // closed before full (seal_after, back-pressure)
+  uint64_t batches_waited = 0;    // complete while an older batch of the slice still waited
+  uint64_t recoveries = 0;        // released with a header missing (lost_after or NF idle)
+  uint64_t recoveries_idle = 0;   // of which: the engine said the NF side holds nothing
+  uint64_t batches_drained = 0;   // released by drain() at the end of the run
+  // buffer occupancy (packets waiting: payloads, and queued whole packets back from the NF)
   uint64_t held_pkts = 0, held_bytes = 0, peak_pkts = 0, peak_bytes = 0;
 
   uint64_t sent_whole() const {
     return not_split_small + not_split_filtered + not_split_untaggable + not_split_no_queue +
-           not_split_no_buffer + not_split_large;
+           not_split_no_buffer + not_split_store_full + not_split_large;
   }
   // Packets dropped by the switch (each counted once).
   uint64_t drops() const {

@@ -32,7 +32,7 @@ Holds mode_holds(const RunConfig& c) {
     case Mode::kPayloadPark:
       return {uint64_t(c.park.slots) * std::max<uint32_t>(c.park.slices, 1), "park", "slots"};
     case Mode::kQueueMem:
-      return {2 * c.queuemem.max_held(), "queuemem", "batch"};
+      return {c.queuemem.max_held(), "queuemem", "queues"};  // their headers: the header pool
     case Mode::kNfSlicer:
       return {uint64_t(std::bit_ceil(std::max<uint32_t>(c.slicer.entries, 1))) *
                   std::max<uint32_t>(c.slicer.cores, 1),
@@ -95,8 +95,10 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
       b.parts.push_back({"park", "slots", "PayloadPark slot tables",
                          uint64_t(c.park.slots) * std::max<uint32_t>(c.park.slices, 1) * 32});
     if (c.mode == Mode::kQueueMem)
-      b.parts.push_back({"queuemem", "header_array", "the QUEUE-MEM header array and queues",
-                         uint64_t(c.queuemem.header_array) * 24 + c.queuemem.max_held() * 24});
+      b.parts.push_back({"queuemem", "header_array",
+                         "the QUEUE-MEM header array, queues and flow summary",
+                         uint64_t(c.queuemem.header_array) * 36 + c.queuemem.max_held() * 56 +
+                             uint64_t(c.queuemem.ports) * c.queuemem.queues * 64});
     if (c.mode == Mode::kNfSlicer)
       b.parts.push_back({"nfslicer", "entries", "NFSlicer rings",
                          uint64_t(std::bit_ceil(std::max<uint32_t>(c.slicer.entries, 1))) * 40});

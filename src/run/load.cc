@@ -247,6 +247,15 @@ bool Loader::finish(std::string& err) {
                   std::to_string(c.queuemem.slices) + "; each slice needs at least one queue"),
            false;
   if (std::string e = c.queuemem.validate(); !e.empty()) return (err = e), false;
+  // Reframer lets later headers overtake a held one for up to T_buff: QUEUE-MEM must not take
+  // that wait for a lost header.
+  if (c.mode == Mode::kQueueMem && c.reframe_us > 0 &&
+      double(c.queuemem.lost_after) <= c.reframe_us * 1e3)
+    return (err = where("queuemem", "lost_after_us") + ": expected more than --reframe (" +
+                  std::to_string(int64_t(c.reframe_us)) + " us), got " +
+                  std::to_string(c.queuemem.lost_after / 1000) +
+                  "; Reframer's hold is not a lost header"),
+           false;
   if (auto e = park::check(c.slicer)) return (err = *e), false;
   return check_roles(err) && check_files(err) && apply_keys(err);
 }

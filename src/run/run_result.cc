@@ -95,6 +95,9 @@ std::string RunResult::to_json() const {
   map(j, "nf", nf);
   map(j, "faults", faults);
   map(j, "ports", ports);
+  j.begin_array("warnings");
+  for (const std::string& w : warnings) j.value("", w);
+  j.end_array();
   if (reframe_on) {
     j.begin_object("reframe");
     j.value("slf_in", reframe_slf_in).value("slf_out", reframe_slf_out);

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/counters.h"
 #include "run/run_config.h"
@@ -39,6 +40,7 @@ struct RunResult {
   CounterMap faults;
   CounterMap ports;    // per-port packets/bytes: "<port>.rx_packets", ...
   CounterMap reframe;  // Reframer's counters, when it ran
+  std::vector<std::string> warnings;  // the NFs' end-of-run warnings, "<nf>: <what and fix>"
   bool reframe_on = false;
   double reframe_slf_in = 0, reframe_slf_out = 0, reframe_useless_wait_us = 0;
   uint64_t reframe_held = 0;

@@ -133,9 +133,9 @@ const Setting kSettings[] = {
   {"park.no_split", "protocols", "no-split-protocols", Kind::kInts, 0, 255, "", "", "traffic of these IP protocols is never split",
    "", true, "N,N", [](R& c, const V& v) { c.park.no_split.protocols.assign(v.ints.begin(), v.ints.end()); }},
   // [queuemem]
-  {"queuemem", "queues", "qm-queues", Kind::kInt, 1, 65535, "queues", "31", "QUEUE-MEM: payload queues per port (P4: 31)",
+  {"queuemem", "queues", "qm-queues", Kind::kInt, 1, 65535, "queues", "1600", "QUEUE-MEM: payload queues per port, shared by its slices (P4: 31; 1600 x 20 holds what can be in flight)",
    "", true, "N", [](R& c, const V& v) { c.queuemem.queues = uint16_t(v.u); }},
-  {"queuemem", "slices", "qm-slices", Kind::kInt, 1, 65535, "slices", "6", "QUEUE-MEM: queue slices per port, at most queues (P4: 6)",
+  {"queuemem", "slices", "qm-slices", Kind::kInt, 1, 65535, "slices", "6", "QUEUE-MEM: slices per port, at most queues: a flow's batches leave in order within its slice (P4: 6)",
    "", true, "N", [](R& c, const V& v) { c.queuemem.slices = uint16_t(v.u); }},
   {"queuemem", "batch", "qm-batch", Kind::kInt, 1, 65535, "payloads", "20", "QUEUE-MEM: payloads per batch",
    "", true, "N", [](R& c, const V& v) { c.queuemem.batch = uint16_t(v.u); }},
@@ -143,6 +143,10 @@ const Setting kSettings[] = {
    "", true, "N", [](R& c, const V& v) { c.queuemem.header_array = uint32_t(v.u); }},
   {"queuemem", "min_payload", "qm-min-payload", Kind::kInt, 0, 9000, "bytes", "64", "QUEUE-MEM: smallest L4 payload that is split",
    "", true, "B", [](R& c, const V& v) { c.queuemem.min_payload = uint32_t(v.u); }},
+  {"queuemem", "lost_after_us", "qm-lost-after", Kind::kReal, 1, 1e9, "µs", "50000", "QUEUE-MEM: a missing header overtaken this long ago on the NF's clock is lost (must exceed --reframe)",
+   "", true, "US", [](R& c, const V& v) { c.queuemem.lost_after = Nanos(v.d * 1e3); }},
+  {"queuemem", "seal_after_us", "qm-seal-after", Kind::kReal, 0, 1e9, "µs", "200", "QUEUE-MEM: a batch not full is closed this long after it opened (0: only when full, the paper's rule)",
+   "", true, "US", [](R& c, const V& v) { c.queuemem.seal_after = Nanos(v.d * 1e3); }},
   // [nfslicer]
   {"nfslicer", "thr", "slicer-thr", Kind::kInt, 0, 65535, "bytes", "500", "NFSlicer: frames longer than this are sliced",
    "", true, "B", [](R& c, const V& v) { c.slicer.thr = uint32_t(v.u); }},

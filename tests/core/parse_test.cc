@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/bytes.h"
 #include "core/packet_builder.h"
 #include "core/packets.h"
 
@@ -107,6 +108,23 @@ TEST(Parse, Ipv4LaterFragmentHasNoL4) {
   EXPECT_EQ(L.payload_off, 34);
 }
 
+// A first fragment carries the UDP header of the whole datagram: its UDP length runs past the
+// fragment's end, and that is no malformation.
+TEST(Parse, Ipv4FirstFragmentOfALongUdpDatagram) {
+  auto f = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(7, 9).payload_size(3000).build();
+  f.resize(14 + 20 + 1480);
+  store_be16(f.data() + 14 + 2, 20 + 1480);
+  store_be16(f.data() + 14 + 6, 0x2000);  // MF, offset 0
+  PacketLayout L = parse(f);
+  EXPECT_EQ(L.status, ParseStatus::kOk);
+  EXPECT_TRUE(L.fragment);
+  EXPECT_TRUE(L.first_fragment);
+  EXPECT_TRUE(L.is_udp());
+  EXPECT_EQ(L.payload_off, 42);
+  store_be16(f.data() + 14 + 6, 0);  // not a fragment: the same UDP length is malformed
+  EXPECT_EQ(parse(f).status, ParseStatus::kMalformed);
+}
+
 TEST(Parse, IcmpAndIcmpV6) {
   auto f = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").icmp_echo(77, 1).payload_size(8).build();
   PacketLayout L = parse(f);
@@ -120,6 +138,41 @@ TEST(Parse, IcmpAndIcmpV6) {
   EXPECT_EQ(L.l4_proto, proto::kIcmpV6);
   EXPECT_EQ(L.l4_off, 54);
   EXPECT_EQ(L.payload_off, 62);
+}
+
+// An ICMPv4 error of `type` quoting the first `quote` bytes of `inner`'s IPv4 packet.
+std::vector<uint8_t> icmp_error(uint8_t type, const std::vector<uint8_t>& inner, uint32_t quote) {
+  auto f = PacketBuilder().ipv4("9.9.9.9", "1.1.1.1").icmp_echo(0, 0).payload_size(quote).build();
+  f[34] = type;
+  std::copy_n(inner.begin() + 14, quote, f.begin() + 42);
+  return f;
+}
+
+// RFC 5508: NATs rewrite an error's quoted header, so the quote's IPv4 header and the first
+// 8 bytes of its transport header (20 for TCP) are headers; the rest of the quote is payload.
+TEST(Parse, IcmpErrorQuoteCountsAsHeader) {
+  auto udp = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(1, 2).payload_size(100).build();
+  auto tcp = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").tcp(1, 2).payload_size(100).build();
+  auto opt = PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").ipv4_options(1).udp(1, 2).build();
+  for (uint8_t type : {3, 4, 5, 11, 12}) {
+    EXPECT_EQ(parse(icmp_error(type, udp, 100)).payload_off, 42 + 20 + 8) << int(type);
+  }
+  EXPECT_EQ(parse(icmp_error(11, tcp, 100)).payload_off, 42 + 20 + 20);
+  EXPECT_EQ(parse(icmp_error(11, tcp, 28)).payload_off, 42 + 28);  // RFC 792's 8 bytes
+  EXPECT_EQ(parse(icmp_error(11, opt, 32)).payload_off, 42 + 24 + 8);
+  EXPECT_EQ(parse(icmp_error(11, udp, 12)).payload_off, 42);  // quoted IP header cut: no quote
+  EXPECT_EQ(parse(icmp_error(8, udp, 100)).payload_off, 42);  // echo request: no quote
+  auto later = icmp_error(3, udp, 100);
+  store_be16(later.data() + 42 + 6, 0x0010);  // the quote is a non-first fragment: no ports
+  EXPECT_EQ(parse(later).payload_off, 42 + 20);
+  auto not_v4 = icmp_error(3, udp, 100);
+  not_v4[42] = 0x65;
+  EXPECT_EQ(parse(not_v4).payload_off, 42);
+  // A capture cut inside the quote: headers as far as they were captured.
+  PacketLayout L = ExactBuf(icmp_error(3, tcp, 100), 70).parse();
+  EXPECT_EQ(L.status, ParseStatus::kOk);
+  EXPECT_EQ(L.payload_off, 70);
+  EXPECT_EQ(L.captured_payload(), 0u);
 }
 
 TEST(Parse, HeaderOnlyCaptureIsOk) {

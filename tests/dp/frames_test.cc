@@ -209,7 +209,7 @@ TEST_F(FramesTest, EveryParkingModeSplitsAndMergesChains) {
         park::QueueMem<MbufOps> qm(qc);
         park::NfEndpoint<MbufOps> ep(park::TagFormat::kNfpark, true);
         park::Emitter<rte_mbuf*> to_nf, to_out;
-        qm.split(chain_of(f, cut), 0, to_nf, to_out);
+        ASSERT_TRUE(qm.split(chain_of(f, cut), 0, to_nf, to_out));
         ASSERT_EQ(to_nf.size(), 1u);
         EXPECT_EQ(nf_wire_len(ep, to_nf[0]), size + cut) << size;
         EXPECT_EQ(qm.counters().not_split_large, large ? 1u : 0u);

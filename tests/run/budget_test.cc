@@ -29,7 +29,7 @@ TEST(Budget, PoolsFollowWhatTheModeHolds) {
   EXPECT_EQ(b.largest().key, "slots");
   c.mode = Mode::kQueueMem;
   b = plan_memory(c, 0);
-  EXPECT_EQ(b.pool_mbufs, 2 * c.queuemem.max_held() + 6 * kRingSize + 4096);
+  EXPECT_EQ(b.pool_mbufs, c.queuemem.max_held() + 6 * kRingSize + 4096);  // headers: hdrs pool
   c.pool_mbufs = 50000;
   b = plan_memory(c, 0);
   EXPECT_EQ(b.pool_mbufs, 50000u);

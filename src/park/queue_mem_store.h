@@ -1,0 +1,195 @@
+// QueueMemStore: QUEUE-MEM's bookkeeping — payload queues holding one batch each, slices that
+// release their batches in creation order, the header array, and the per-flow summary that says
+// whether a flow still has packets waiting. No packet logic: QueueMem (queue_mem.h) decides,
+// this remembers. Engine-neutral, a template over the packet handle only.
+//
+// Theory of operation
+//  Queues. Each port has `queues` queues; a free one is taken from the port's free list when a
+//  slice opens a batch and returned when that batch is released, so a queue is never reused
+//  while it holds a batch (the P4 code's round-robin cursor can come back to a queue still
+//  paused; that, not a lost header, is what the paper's recovery then sees).
+//  Slices. A flow's packets always go to the same slice (5-tuple hash). A slice keeps its
+//  batches in a FIFO (oldest = head, newest = tail, the only one that may be open); a batch is
+//  released only from the head, so a flow spread over several batches leaves in order whatever
+//  order the batches complete in.
+//  Header array. `header_array` entries, handed out from a FIFO free ring (the P4 ring over
+//  HEADER_REGISTER_SIZE, minus reuse of an entry still in use). Each holds the id its payload was
+//  given and, once back, the header packet (or the whole packet, for a queued whole packet).
+//  Flows. `flow_seq_[bucket]` is the highest batch sequence number a flow hashing to `bucket`
+//  put a packet in. Batch sequence numbers grow with creation and a slice releases in creation
+//  order, so a flow has packets waiting iff that number is >= the sequence of its slice's head.
+//  Buckets are shared: a collision can only make a flow look waiting when it is not (its next
+//  whole packet then queues behind others'), never the reverse.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/flow_key.h"
+#include "core/time.h"
+
+namespace nfpark::park {
+
+template <class Handle>
+class QueueMemStore {
+ public:
+  static constexpr uint32_t kNone = ~0u;
+  struct Entry {  // one packet of a batch, in arrival order
+    Handle pkt;   // the original waiting for its header; null: a whole packet at the NF
+    uint32_t idx, id, bytes;
+    uint16_t hdr_len;  // the original's header length (what the returned header replaces)
+  };
+  struct Batch {
+    uint32_t count = 0, returned = 0;
+    uint32_t next = kNone;  // next batch of the slice (FIFO)
+    uint32_t slice = 0;     // global slice index (port * slices + slice)
+    bool closed = false;    // full or sealed: complete when returned == count
+    Nanos opened = 0, last_sent = 0;
+    uint64_t seq = 0;        // creation order, all slices (for the flow summary)
+    uint64_t last_send = 0;  // send number of its last packet (loss evidence)
+  };
+  struct Slot {         // header-array entry
+    uint64_t send = 0;  // send number: packets get increasing numbers as they go to the NF
+    uint32_t id = 0;    // id its payload was given; 0 = free
+    uint32_t queue = 0;
+    Handle hdr;  // the header (or whole packet) back from the NF, or null
+    uint16_t hdr_len = 0;
+    bool returned = false, dropped = false, whole = false;
+  };
+  struct Slice {
+    uint32_t head = kNone, tail = kNone;
+  };
+
+  QueueMemStore(uint8_t ports, uint16_t queues, uint16_t slices, uint16_t batch,
+                uint32_t header_array, Handle null)
+      : queues_(queues), slices_(slices), batch_(batch), null_(null) {
+    batches_.resize(size_t(ports) * queues);
+    entries_.resize(batches_.size() * batch);
+    slice_.resize(size_t(ports) * slices);
+    free_.resize(ports);
+    for (uint8_t p = 0; p < ports; ++p)
+      for (uint32_t q = queues; q-- > 0;) free_[p].push_back(p * uint32_t(queues) + q);
+    slots_.assign(header_array, Slot{0, 0, 0, null, 0, false, false, false});
+    ring_.resize(header_array);
+    for (uint32_t i = 0; i < header_array; ++i) ring_[i] = i;
+    free_slots_ = header_array;
+    uint64_t want = std::max<uint64_t>(1024, 4 * std::min<uint64_t>(entries_.size(), header_array));
+    uint32_t n = 1;
+    while (n < want && n < (1u << 22)) n <<= 1;
+    flow_seq_.assign(n, 0);
+    flow_mask_ = n - 1;
+  }
+
+  uint32_t slice_index(uint8_t port, uint64_t hash) const {
+    return uint32_t(port) * slices_ + uint32_t(hash % slices_);
+  }
+  uint32_t bucket(uint64_t hash) const { return uint32_t(mix64(hash)) & flow_mask_; }
+
+  // True when a flow of slice `s` hashing to `b` may still have packets waiting.
+  bool waiting(uint32_t s, uint32_t b) const {
+    const uint32_t h = slice_[s].head;
+    return h != kNone && flow_seq_[b] >= batches_[h].seq;
+  }
+  // True when slice `s` can take one more packet (a place in its open batch or a free queue,
+  // and a header-array entry).
+  bool room(uint32_t s) const {
+    if (!free_slots_) return false;
+    const uint32_t t = slice_[s].tail;
+    return (t != kNone && !batches_[t].closed) || !free_[s / slices_].empty();
+  }
+  // Adds a packet to slice `s`'s open batch (opening one if needed; room(s) must hold). Returns
+  // its header-array index; the slot gets `id`, send number `send`, `whole`.
+  uint32_t add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send, uint32_t bytes,
+               uint16_t hdr_len, bool whole, Nanos now) {
+    Slice& sl = slice_[s];
+    if (sl.tail == kNone || batches_[sl.tail].closed) {
+      auto& fl = free_[s / slices_];
+      const uint32_t q = fl.back();
+      fl.pop_back();
+      batches_[q] = Batch{0, 0, kNone, s, false, now, now, ++batch_seq_, 0};
+      if (sl.tail == kNone)
+        sl.head = q;
+      else
+        batches_[sl.tail].next = q;
+      sl.tail = q;
+    }
+    const uint32_t q = sl.tail;
+    Batch& bt = batches_[q];
+    const uint32_t idx = ring_[ring_head_];
+    ring_head_ = ring_head_ + 1 == ring_.size() ? 0 : ring_head_ + 1;
+    --free_slots_;
+    slots_[idx] = Slot{send, id, q, null_, 0, false, false, whole};
+    entries_[size_t(q) * batch_ + bt.count++] = Entry{pkt, idx, id, bytes, hdr_len};
+    bt.last_sent = now;
+    bt.last_send = send;
+    if (bt.count == batch_) bt.closed = true;
+    flow_seq_[b] = std::max(flow_seq_[b], bt.seq);
+    return idx;
+  }
+
+  // Gives every batch `now` as its opening and last sending time (the clock's first reading).
+  void restamp(Nanos now) {
+    for (auto& sl : slice_)
+      for (uint32_t q = sl.head; q != kNone; q = batches_[q].next)
+        batches_[q].opened = batches_[q].last_sent = now;
+  }
+  // Closes slice `s`'s open batch, if any. True if it was open.
+  bool seal_tail(uint32_t s) {
+    const uint32_t t = slice_[s].tail;
+    if (t == kNone || batches_[t].closed) return false;
+    batches_[t].closed = true;
+    return true;
+  }
+  // The head batch of slice `s` (kNone if empty) and its state.
+  uint32_t head(uint32_t s) const { return slice_[s].head; }
+  uint32_t tail(uint32_t s) const { return slice_[s].tail; }
+  static bool complete(const Batch& b) { return b.closed && b.returned == b.count; }
+  // Removes slice `s`'s head batch (after its entries were dealt with) and frees its queue.
+  void pop_head(uint32_t s) {
+    Slice& sl = slice_[s];
+    const uint32_t q = sl.head;
+    sl.head = batches_[q].next;
+    if (sl.head == kNone) sl.tail = kNone;
+    batches_[q] = Batch{};
+    free_[s / slices_].push_back(q);
+  }
+  // Returns header-array entry `idx` to the free ring.
+  void free_slot(uint32_t idx) {
+    slots_[idx] = Slot{0, 0, 0, null_, 0, false, false, false};
+    uint64_t tail = ring_head_ + free_slots_;
+    if (tail >= ring_.size()) tail -= ring_.size();
+    ring_[tail] = idx;
+    ++free_slots_;
+  }
+
+  Batch& batch(uint32_t q) { return batches_[q]; }
+  const Batch& batch(uint32_t q) const { return batches_[q]; }
+  Entry& entry(uint32_t q, uint32_t i) { return entries_[size_t(q) * batch_ + i]; }
+  Slot& slot(uint32_t idx) { return slots_[idx]; }
+  uint32_t slots() const { return uint32_t(slots_.size()); }
+  uint32_t slices() const { return uint32_t(slice_.size()); }
+  uint32_t slices_per_port() const { return slices_; }
+  uint32_t queue_port(uint32_t q) const { return q / queues_; }
+  // Queues holding a batch (PAUSED, in the paper's words).
+  uint32_t busy_queues() const {
+    size_t free = 0;
+    for (auto& f : free_) free += f.size();
+    return uint32_t(batches_.size() - free);
+  }
+
+ private:
+  uint32_t queues_, slices_, batch_;
+  Handle null_;
+  std::vector<Batch> batches_;               // [port * queues + q]
+  std::vector<Entry> entries_;               // [queue * batch + i]: each queue's FIFO
+  std::vector<Slice> slice_;                 // [port * slices + slice]
+  std::vector<std::vector<uint32_t>> free_;  // per port: free queues (a stack)
+  std::vector<Slot> slots_;                  // the header array
+  std::vector<uint32_t> ring_;               // free header-array entries, FIFO
+  uint32_t ring_head_ = 0, free_slots_ = 0;
+  std::vector<uint64_t> flow_seq_;  // flow summary (see above)
+  uint32_t flow_mask_ = 0;
+  uint64_t batch_seq_ = 0;
+};
+
+}  // namespace nfpark::park

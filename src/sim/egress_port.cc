@@ -1,0 +1,110 @@
+#include "sim/egress_port.h"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+
+#include "sim/switch.h"
+
+namespace nfpark::sim {
+
+EgressPort::EgressPort(Switch& s, uint16_t index, double gbps, uint16_t queues,
+                       const std::vector<uint8_t>& priority)
+    : sw_(s), index_(index), gbps_(gbps), q_(queues) {
+  assert(queues >= 1 && queues <= 64);
+  std::map<uint8_t, uint64_t, std::greater<>> by_level;
+  for (uint16_t i = 0; i < queues; ++i)
+    by_level[i < priority.size() ? priority[i] : 0] |= 1ull << i;
+  for (auto& [level, mask] : by_level) levels_.push_back(mask);
+  rr_.assign(levels_.size(), 0);
+}
+
+void EgressPort::enqueue(Packet* p, uint16_t queue) {
+  Queue& q = q_[queue];
+  p->next = nullptr;
+  p->queue = queue;
+  if (q.tail)
+    q.tail->next = p;
+  else
+    q.head = p;
+  q.tail = p;
+  ++q.pkts;
+  q.bytes += p->len;
+  update_eligible(queue);
+  wake();
+}
+
+void EgressPort::set_paused(uint16_t queue, bool paused) {
+  q_[queue].paused = paused;
+  update_eligible(queue);
+  if (!paused) wake();
+}
+
+void EgressPort::wake() {
+  if (event_pending_ || sending_ || !eligible_) return;
+  if (sw_.engine().now() >= free_at_) return send_next();
+  event_pending_ = true;
+  sw_.engine().schedule(free_at_, this, 0);
+}
+
+// The highest priority level with an eligible queue; round robin inside the level.
+int EgressPort::pick() {
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    const uint64_t e = eligible_ & levels_[l];
+    if (!e) continue;
+    // first eligible queue at or after the cursor, else the first one
+    const uint64_t at_or_after = e & (~0ull << rr_[l]);
+    const int q = __builtin_ctzll(at_or_after ? at_or_after : e);
+    rr_[l] = uint16_t(q + 1 == 64 ? 0 : q + 1);
+    return q;
+  }
+  return -1;
+}
+
+void EgressPort::send_next() {
+  sending_ = true;
+  for (;;) {
+    const int qi = pick();
+    if (qi < 0) break;
+    Queue& q = q_[qi];
+    Packet* p = q.head;
+    q.head = p->next;
+    if (!q.head) q.tail = nullptr;
+    --q.pkts;
+    q.bytes -= p->len;
+    update_eligible(uint16_t(qi));
+    sw_.release_cells(p);
+    Pass pass(sw_, Pass::Kind::kEgress, index_);
+    const bool send = sw_.run_egress(pass, p);
+    sw_.commit(pass);
+    if (!send) continue;  // dropped in the egress pipeline: no wire time
+    Engine& e = sw_.engine();
+    const Picos now = e.now();
+    const Picos wire = serialization(p->len + kWireOverhead, gbps_);
+    ++ctr_.tx_packets;
+    ctr_.tx_bytes += p->len;
+    if (sw_.in_window(now)) {
+      ++ctr_.win_packets;
+      ctr_.win_bytes += p->len;
+    }
+    free_at_ = now + wire;
+    peer_->arrive(p, now + sw_.config().egress_latency + wire + sw_.config().link_delay, link_);
+    break;
+  }
+  sending_ = false;
+  if (eligible_ && !event_pending_) {  // backlogged: decide again when the MAC is free
+    event_pending_ = true;
+    sw_.engine().schedule(std::max(free_at_, sw_.engine().now()), this, 0);
+  }
+}
+
+void EgressPort::on_event(uint64_t arg) {
+  if (arg) {  // a delayed AFC command: queue << 1 | pause, plus one
+    set_paused(uint16_t((arg - 1) >> 1), (arg - 1) & 1);
+    return;
+  }
+  event_pending_ = false;
+  send_next();
+}
+
+}  // namespace nfpark::sim

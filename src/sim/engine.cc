@@ -1,0 +1,128 @@
+#include "sim/engine.h"
+
+#include <cassert>
+
+namespace nfpark::sim {
+
+Engine::Engine() : bucket_(kBuckets, kNil) {
+  nodes_.reserve(256);
+  far_.reserve(64);
+}
+
+uint32_t Engine::new_node(Picos at, EventHandler* h, uint64_t arg) {
+  uint32_t n;
+  if (free_ != kNil) {
+    n = free_;
+    free_ = nodes_[n].next;
+  } else {
+    n = uint32_t(nodes_.size());
+    nodes_.emplace_back();
+  }
+  nodes_[n] = Node{at, seq_++, h, arg, kNil};
+  return n;
+}
+
+void Engine::schedule(Picos at, EventHandler* h, uint64_t arg) {
+  if (at < now_) at = now_;
+  const uint32_t n = new_node(at, h, arg);
+  ++pending_;
+  if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) return heap_push(n);
+  const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
+  // keep the bucket in (time, sequence) order: the new node has the largest sequence
+  uint32_t* link = &bucket_[b];
+  while (*link != kNil && nodes_[*link].at <= at) link = &nodes_[*link].next;
+  nodes_[n].next = *link;
+  *link = n;
+  bits_[b >> 6] |= 1ull << (b & 63);
+  summary_[b >> 12] |= 1ull << ((b >> 6) & 63);
+}
+
+uint32_t Engine::ring_first() const {
+  const uint32_t s = uint32_t(now_ >> kShift) & (kBuckets - 1);
+  const uint32_t w0 = s >> 6;
+  // the start word, from the start bucket on
+  if (uint64_t m = bits_[w0] & (~0ull << (s & 63))) return bucket_[w0 << 6 | __builtin_ctzll(m)];
+  // the following words (then wrapping round), through the summary
+  for (uint32_t pass = 0; pass < 2; ++pass) {
+    const uint32_t from = pass == 0 ? w0 + 1 : 0, to = pass == 0 ? kWords : w0 + 1;
+    for (uint32_t sw = from >> 6; sw < kWords / 64 && (sw << 6) < to; ++sw) {
+      uint64_t m = summary_[sw];
+      if (sw == (from >> 6)) m &= ~0ull << (from & 63);
+      if (m) {
+        const uint32_t w = sw << 6 | __builtin_ctzll(m);
+        if (w >= to) break;
+        uint64_t bm = bits_[w];
+        if (w == w0) bm &= ~(~0ull << (s & 63));  // wrapped round: the buckets before the start
+        if (bm) return bucket_[w << 6 | __builtin_ctzll(bm)];
+      }
+    }
+  }
+  return kNil;
+}
+
+uint32_t Engine::first() const {
+  const uint32_t r = ring_first();
+  if (far_.empty()) return r;
+  const uint32_t f = far_[0];
+  return r == kNil || nodes_[f].before(nodes_[r]) ? f : r;
+}
+
+void Engine::unlink(uint32_t n) {
+  if (!far_.empty() && far_[0] == n) return heap_pop();
+  const uint32_t b = uint32_t(nodes_[n].at >> kShift) & (kBuckets - 1);
+  bucket_[b] = nodes_[n].next;
+  if (bucket_[b] == kNil) {
+    bits_[b >> 6] &= ~(1ull << (b & 63));
+    if (!bits_[b >> 6]) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+  }
+}
+
+void Engine::heap_push(uint32_t n) {
+  far_.push_back(n);
+  size_t i = far_.size() - 1;
+  while (i > 0) {
+    const size_t p = (i - 1) / 2;
+    if (!nodes_[far_[i]].before(nodes_[far_[p]])) break;
+    std::swap(far_[i], far_[p]);
+    i = p;
+  }
+}
+
+void Engine::heap_pop() {
+  far_[0] = far_.back();
+  far_.pop_back();
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= far_.size()) break;
+    if (c + 1 < far_.size() && nodes_[far_[c + 1]].before(nodes_[far_[c]])) ++c;
+    if (!nodes_[far_[c]].before(nodes_[far_[i]])) break;
+    std::swap(far_[i], far_[c]);
+    i = c;
+  }
+}
+
+uint64_t Engine::run(Picos until) {
+  stopped_ = false;
+  const uint64_t start = events_;
+  while (!stopped_) {
+    const uint32_t n = first();
+    if (n == kNil) break;
+    if (nodes_[n].at > until) {
+      now_ = until;
+      break;
+    }
+    const Node e = nodes_[n];
+    unlink(n);
+    nodes_[n].next = free_;
+    free_ = n;
+    --pending_;
+    now_ = e.at;
+    ++events_;
+    e.h->on_event(e.arg);
+  }
+  if (pending_ == 0 && until != kNever && now_ < until && !stopped_) now_ = until;
+  return events_ - start;
+}
+
+}  // namespace nfpark::sim

@@ -1,0 +1,131 @@
+// Element:  NfServer — a model of an NF server: its NIC port, PCIe, RX rings and cores, running
+//           nfpark's real NF chain (src/nf, nf::build_chain) and NF endpoint
+//           (park/nf_endpoint.h) on every packet, in virtual time.
+// Ports:    arrive() from the switch's NF port -> NIC -> PCIe -> ring -> core -> PCIe -> NIC ->
+//           the switch's NF port (connect()).
+// Config:   NfServerConfig below (units in the names); service times in service.h.
+// Time:     one event per core burst; an idle core wakes for the next DMA completion.
+// Counters: rx, tx, drop.{nic_buffer_full, rx_ring_full, nf, fault}, explicit drop notices,
+//           header_only / whole (the endpoint's), busy time per core.
+// Refs:     PayloadPark §6.3 (compute-bound NF servers, PCIe load), pcie-bench (a DPDK NIC needs
+//           frames >= 170 B for 40 Gbps), QUEUE-MEM §5 (FAJITA, 100 Mpps of headers).
+//
+// Theory of operation
+//  A frame whose last bit reaches the NIC at t is DMA'd to host memory through a FIFO PCIe
+//  channel: done at max(t, channel free) + (len + pcie_overhead) * 8 / pcie rate. If more than
+//  nic_buffer bytes wait for the channel, it is dropped at the NIC. When its DMA completes it
+//  takes a descriptor of its core's RX ring (RSS: the flow picks the core); a full ring drops it.
+//  The ring is filled lazily, when the core next looks (a burst ends, or an idle core wakes at
+//  the next completion): ring occupancy only falls when the core takes a burst, so the packets
+//  that completed since the last burst see exactly the occupancy they would have seen.
+//  An idle core takes up to `burst` packets, runs the endpoint and the chain on them at once
+//  (time = the burst's start), and is busy for burst_ns + Σ per-packet service times; then the
+//  survivors go back through PCIe (same model, the other direction), wait `latency` more, and the
+//  NIC sends them at link rate. An NF drop becomes an explicit-drop notice (OP bit) or is freed,
+//  as the endpoint says; `drop` loses that fraction of what survives the chain, silently (a
+//  header-drop fault, as QUEUE-MEM's Fig. 7 injects).
+//  Until the lift of src/dp/nf_server.cc (issue 15, part 1), this is the second copy of the NF
+//  server's burst step: view, chain, drop notification.
+#pragma once
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nf/nf.h"
+#include "park/nf_endpoint.h"
+#include "sim/egress_port.h"
+#include "sim/pipe.h"
+#include "sim/service.h"
+#include "sim/sim_buffer.h"
+
+namespace nfpark::sim {
+
+struct NfServerConfig {
+  double link_gbps = 100;             // NIC port
+  double pcie_gbps = 50;              // per direction, usable
+  uint32_t pcie_overhead_bytes = 72;  // per packet per direction: descriptors, TLP headers
+  uint64_t nic_buffer_bytes = 256 << 10;
+  uint16_t cores = 1;
+  uint32_t rx_ring = 1024;  // descriptors per core
+  uint32_t burst = 32;      // <= nf::kBurst
+  ServiceTime service;
+  Picos latency = 0;     // fixed delay added after processing
+  Picos link_delay = 0;  // propagation back to the switch
+  double drop = 0;       // fraction of processed packets lost silently (fault)
+  uint64_t seed = 1;
+  bool notify_drops = true;
+  std::string validate() const;
+};
+
+struct NfServerCounters {
+  uint64_t rx = 0, tx = 0;
+  uint64_t drop_nic_buffer = 0, drop_rx_ring = 0, drop_fault = 0;
+  uint64_t nf_drops = 0, drop_notices = 0;  // chain drops; those sent back as notices
+  uint64_t drops() const { return drop_nic_buffer + drop_rx_ring + drop_fault + nf_drops; }
+};
+
+class NfServer final : public PortPeer, private EventHandler {
+ public:
+  // `format`: the parking tag the switch adds (nullopt: whole packets, no tag).
+  NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
+           std::optional<park::TagFormat> format);
+  void connect(PortPeer* back, uint16_t link) {
+    back_ = back;
+    back_link_ = link;
+  }
+  void arrive(Packet* p, Picos at, uint16_t link) override;
+
+  const NfServerCounters& counters() const { return ctr_; }
+  const park::NfEndpointCounters& endpoint() const { return ep_.counters(); }
+  const nf::Chain& chain() const { return *chain_; }
+  Picos busy_time() const;  // summed over cores
+  void report(const CounterSink& s) const;
+
+ private:
+  struct Fifo {
+    Packet* head = nullptr;
+    Packet* tail = nullptr;
+    uint32_t count = 0;
+    void push(Packet* p) {
+      p->next = nullptr;
+      if (tail)
+        tail->next = p;
+      else
+        head = p;
+      tail = p;
+      ++count;
+    }
+    Packet* pop() {
+      Packet* p = head;
+      head = p->next;
+      if (!head) tail = nullptr;
+      --count;
+      return p;
+    }
+  };
+  struct Core {
+    Fifo dma;                  // DMA in flight or done, not yet seen by the core (p->due: done)
+    Fifo ring;                 // RX descriptors filled
+    std::vector<Packet*> out;  // the burst in service
+    bool busy = false;
+    bool event = false;  // an event is pending for this core
+    Picos busy_ps = 0;
+  };
+  void on_event(uint64_t core) override;  // a burst is done, or a DMA completion for an idle core
+  void fill_ring(Core& core);
+  void start_burst(uint16_t core);
+  void send_back(Packet* p);
+
+  Engine& e_;
+  NfServerConfig cfg_;
+  std::unique_ptr<nf::Chain> chain_;
+  park::NfEndpoint<SimBuffer> ep_;
+  std::vector<Core> cores_;
+  Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
+  trace::Rng rng_;
+  PortPeer* back_ = nullptr;
+  uint16_t back_link_ = 0;
+  NfServerCounters ctr_;
+};
+
+}  // namespace nfpark::sim

@@ -1,0 +1,76 @@
+// The switch programs of the parking modes: thin adapters from the switch model's passes to the
+// engine-neutral logic in src/park, which does the work — the same code `nfpark run` runs.
+//
+//   baseline     traffic port -> its NF server's port (queue 0); NF port -> the packet's output
+//                port (queue 0). Whole packets both ways.
+//   payloadpark  traffic port -> park::PayloadPark::split (slice = the NF server) -> NF port;
+//                NF port -> PayloadPark::merge -> output port. The slot tables are charged to the
+//                switch's register budget: slots x slices x (bytes parked + 4 B of EXP/clock);
+//                park_bytes = all is charged at 1500 B a slot (a hypothetical switch that parks
+//                whole payloads). Parking more than `pass_bytes` (160 B, PayloadPark §6.2.5) a
+//                packet takes one recirculation per further 160 B, on the split and again on the
+//                merge (the header packet recirculates as it is).
+// QUEUE-MEM, NFSlicer and nicmem plug in the same way once their code settles: docs/sim.md.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "park/payload_park.h"
+#include "sim/sim_buffer.h"
+#include "sim/switch.h"
+
+namespace nfpark::sim {
+
+// How the switch's ports are used: traffic ports 0..traffic-1, then one port per NF server.
+struct Topology {
+  uint16_t traffic = 1;
+  uint16_t nf_servers = 1;
+  uint16_t nf_port_of(uint16_t traffic_port) const {
+    return uint16_t(traffic + traffic_port % nf_servers);
+  }
+  bool is_nf_port(uint16_t port) const { return port >= traffic && port < traffic + nf_servers; }
+  uint8_t slice_of(uint16_t nf_port) const { return uint8_t(nf_port - traffic); }
+  uint16_t ports() const { return uint16_t(traffic + nf_servers); }
+  uint16_t recirc_port() const { return ports(); }  // the switch's internal port
+};
+
+enum class SimMode : uint8_t { kBaseline, kPayloadPark };
+// Parses a mode name as `nfpark run` spells it. False with `err` set for an unknown name or a
+// mode the simulator does not run yet.
+bool parse_sim_mode(std::string_view s, SimMode& out, std::string& err);
+const char* to_string(SimMode m);
+
+class BaselineProgram final : public SwitchProgram {
+ public:
+  explicit BaselineProgram(const Topology& t) : topo_(t) {}
+  void ingress(Pass& pass, Packet* p) override;
+
+ private:
+  Topology topo_;
+};
+
+class PayloadParkProgram final : public SwitchProgram {
+ public:
+  PayloadParkProgram(const Topology& t, const park::ParkConfig& c, uint32_t pass_bytes = 160);
+  // Charges the slot tables to the switch's registers. False with `err` set past the budget.
+  bool reserve(Switch& sw, std::string& err) const;
+  void ingress(Pass& pass, Packet* p) override;
+  void drain() override { pp_.drain(); }
+  uint64_t drops() const override { return pp_.counters().packet_drops(); }
+  void drop_reasons(const CounterSink& s) const override { pp_.counters().drop_reasons(s); }
+  void report(const CounterSink& s) const override;
+  uint64_t held() const override { return pp_.parked(); }
+  const park::ParkCounters& counters() const { return pp_.counters(); }
+
+ private:
+  enum : uint16_t { kToNf = 1, kToOut = 2 };
+  void forward(Pass& pass, Packet* p, uint16_t port, uint16_t where);
+
+  Topology topo_;
+  park::ParkConfig cfg_;
+  park::PayloadPark<SimBuffer> pp_;
+  uint32_t recirculations_;  // per split and per merge of a parked payload
+  uint64_t recirc_passes_ = 0;
+};
+
+}  // namespace nfpark::sim

@@ -1,0 +1,174 @@
+#include "sim/run_topology.h"
+
+#include <algorithm>
+
+#include "nf/registry.h"
+#include "sim/frames.h"
+
+namespace nfpark::sim {
+
+namespace {
+constexpr uint32_t kFullRecordBytes = 9216;  // jumbo frames, when records hold whole frames
+}
+
+bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
+  const TrafficConfig& tc = cfg.traffic;
+  if (tc.ports < 1) return err = "[traffic] ports must be >= 1", false;
+  if (cfg.nf_servers < 1) return err = "[nf_server] servers must be >= 1", false;
+  if (!(tc.line_gbps > 0)) return err = "[traffic] line_gbps must be > 0", false;
+  if (cfg.duration <= 0) return err = "[sim] duration_ms must be > 0", false;
+  if (cfg.interval <= 0) return err = "[sim] interval_us must be > 0", false;
+  if (std::string e = cfg.nf.validate(); !e.empty()) return err = "[nf_server] " + e, false;
+  topo.traffic = tc.ports;
+  topo.nf_servers = cfg.nf_servers;
+  duration = cfg.duration;
+  SwitchConfig swc = cfg.sw;
+  swc.port_gbps.assign(tc.ports, tc.line_gbps);
+  swc.port_gbps.insert(swc.port_gbps.end(), cfg.nf_servers, cfg.nf.link_gbps);
+  if (std::string e = swc.validate(); !e.empty()) return err = "[switch] " + e, false;
+  pool = std::make_unique<PacketPool>(cfg.full_bytes ? kFullRecordBytes : cfg.record_bytes);
+  sw = std::make_unique<Switch>(engine, swc);
+  sw->set_window(cfg.warmup, cfg.duration);
+  if (!build_program(cfg, err)) return false;
+  sw->set_program(program.get());
+  collector = std::make_unique<Collector>(tc.ports, tc.ecmp, cfg.reorder ? cfg.reorder_cap : 0,
+                                          cfg.interval);
+  collector->set_window(cfg.warmup, cfg.duration);
+  for (uint16_t p = 0; p < tc.ports; ++p) sw->connect(p, collector.get(), p);
+  const std::optional<park::TagFormat> format =
+      cfg.mode == SimMode::kPayloadPark ? std::optional(cfg.park.format) : std::nullopt;
+  for (uint16_t k = 0; k < cfg.nf_servers; ++k) {
+    auto chain = nf::build_chain(cfg.chain, cfg.nf_params.get(), err);
+    if (!chain) return err = "[nf_server] chain: " + err, false;
+    NfServerConfig nc = cfg.nf;
+    nc.seed = cfg.seed * 1000003 + k;
+    auto s = std::make_unique<NfServer>(engine, nc, std::move(chain), format);
+    const uint16_t port = uint16_t(tc.ports + k);
+    s->connect(sw.get(), port);
+    sw->connect(port, s.get(), 0);
+    servers.push_back(std::move(s));
+  }
+  return build_traffic(cfg, err);
+}
+
+bool RunTopology::build_program(const SimRunConfig& cfg, std::string& err) {
+  switch (cfg.mode) {
+    case SimMode::kBaseline:
+      program = std::make_unique<BaselineProgram>(topo);
+      return true;
+    case SimMode::kPayloadPark: {
+      if (cfg.park.slots == 0) return err = "[park] slots must be >= 1", false;
+      auto pp = std::make_unique<PayloadParkProgram>(topo, cfg.park);
+      if (!pp->reserve(*sw, err)) return err = "[park] " + err, false;
+      program = std::move(pp);
+      return true;
+    }
+  }
+  err = "unknown mode";
+  return false;
+}
+
+bool RunTopology::build_traffic(const SimRunConfig& cfg, std::string& err) {
+  const TrafficConfig& tc = cfg.traffic;
+  if (std::string e = tc.pattern.validate(); !e.empty()) return err = "[traffic] " + e, false;
+  std::shared_ptr<const FlowTemplates> templates;
+  std::shared_ptr<const LoadedTrace> loaded;
+  if (tc.source == SourceKind::kSynthetic) {
+    templates = FlowTemplates::build(tc.gen, tc.ports, err);
+    if (!templates) return err = "[traffic] " + err, false;
+  } else {
+    loaded = LoadedTrace::load(tc.pcap, err);
+    if (!loaded) return false;
+  }
+  for (uint16_t p = 0; p < tc.ports; ++p) {
+    std::unique_ptr<FrameSource> frames;
+    if (templates)
+      frames = std::make_unique<SyntheticFrames>(templates, tc.gen, p, cfg.full_bytes);
+    else
+      frames = std::make_unique<PcapFrames>(loaded, p, tc.loops);
+    RatePattern pat = tc.pattern;
+    pat.seed = cfg.seed;
+    sources.push_back(std::make_unique<TrafficSource>(
+        engine, *sw, p, std::move(frames), pat, tc.source == SourceKind::kPcap && tc.trace_timing,
+        *pool, collector.get()));
+  }
+  return true;
+}
+
+void RunTopology::start() {
+  for (auto& s : sources) s->start(0, duration);
+}
+
+uint64_t RunTopology::drops_total() const {
+  uint64_t d = sw->counters().drops() + program->drops();
+  for (auto& s : servers) d += s->counters().drops();
+  return d;
+}
+
+void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
+  const uint64_t live_before_drain = pool->live();
+  const uint64_t held = program->held();
+  program->drain();
+  const FlowCounts& in = collector->in();
+  const FlowCounts& out = collector->out();
+  const Picos window = cfg.duration - cfg.warmup;
+  auto gbps = [&](uint64_t wire_bytes) {
+    return double(wire_bytes) * 8.0 / (double(window) / kNs);
+  };
+  r.in_gbps = gbps(in.wire_bytes);
+  r.out_gbps = gbps(out.wire_bytes);
+  r.in_mpps = double(in.win_packets) / (double(window) / kUs);
+  r.out_mpps = double(out.win_packets) / (double(window) / kUs);
+  r.goodput_gbps = r.out_mpps * 1e6 * 42 * 8 / 1e9;
+  uint64_t nf_wire = 0;
+  for (uint16_t k = 0; k < topo.nf_servers; ++k) {
+    const PortCounters& c = sw->port(uint16_t(topo.traffic + k)).counters();
+    nf_wire += c.win_bytes + c.win_packets * kWireOverhead;
+  }
+  r.nf_link_gbps = gbps(nf_wire);
+  const LatencyHistogram& lat = collector->latency();
+  r.latency_avg_us = lat.mean() / double(kUs);
+  r.latency_p50_us = double(lat.quantile(0.5)) / double(kUs);
+  r.latency_p99_us = double(lat.quantile(0.99)) / double(kUs);
+  r.peak_buffer_bytes = sw->buffer_peak();
+  r.reorder = collector->reorder();
+
+  // Drops by reason: the switch's, the NF servers', the mode's.
+  const SwitchCounters& sc = sw->counters();
+  NfServerCounters nc;
+  Picos busy = 0;
+  for (auto& s : servers) {
+    const NfServerCounters& c = s->counters();
+    nc.drop_nic_buffer += c.drop_nic_buffer;
+    nc.drop_rx_ring += c.drop_rx_ring;
+    nc.drop_fault += c.drop_fault;
+    nc.nf_drops += c.nf_drops;
+    busy += s->busy_time();
+  }
+  r.drops = {{"buffer_full", sc.drop_buffer_full},
+             {"queue_limit", sc.drop_queue_limit},
+             {"queue_threshold", sc.drop_queue_threshold},
+             {"nic_buffer_full", nc.drop_nic_buffer},
+             {"rx_ring_full", nc.drop_rx_ring},
+             {"nf", nc.nf_drops},
+             {"fault", nc.drop_fault}};
+  program->drop_reasons([&](std::string_view k, uint64_t v) { r.drops.emplace_back(k, v); });
+  r.packets_in = in.packets;
+  r.packets_out = out.packets;
+  r.drops_total = drops_total();
+  // Records still out after the drain were stuck in a device when the run was cut short.
+  r.in_flight_at_end = live_before_drain > held ? live_before_drain - held : 0;
+  r.drops.emplace_back("in_flight_at_end", r.in_flight_at_end);
+  r.balanced = r.packets_in == r.packets_out + r.drops_total + r.in_flight_at_end;
+  r.pools_full = pool->live() == 0;
+  const Picos span = engine.now();
+  r.sim_seconds = to_seconds(span);
+  r.events = engine.events_run();
+  const uint64_t cores = uint64_t(cfg.nf.cores) * topo.nf_servers;
+  r.nf_core_utilization = span > 0 ? double(busy) / double(span) / double(cores) : 0;
+  sw->report(r.counters.sink());
+  program->report(r.counters.sink());
+  for (auto& s : servers) s->report(r.counters.sink());
+}
+
+}  // namespace nfpark::sim

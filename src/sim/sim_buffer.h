@@ -1,0 +1,96 @@
+// SimBuffer: the parking logic's buffer operations (park/buffer_ops.h) on simulator records, so
+// PayloadPark, QUEUE-MEM, NFSlicer and the NF endpoint run unchanged in virtual time.
+//
+// A record holds a frame's first bytes and its length (packet.h). A header packet copies the
+// headers (a few dozen bytes) and whatever of the travelling tail is present; the rest of the
+// tail is a length, as the payload is. So make_header never lends the original (Lent is empty,
+// carries() is false: PayloadPark's merge takes its checked path), and rejoin writes the NF's
+// headers in front of the parked record's bytes. Tags go into the record's headroom, as in an
+// mbuf. Metadata (sequence, flow, ports, arrival time) travels with every copy.
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "core/bytes.h"
+#include "park/buffer_ops.h"
+#include "sim/packet.h"
+
+namespace nfpark::sim {
+
+struct SimBuffer {
+  using Handle = Packet*;
+  struct Lent {};
+
+  static Handle null() { return nullptr; }
+  static uint8_t* data(Handle p) { return p->data; }
+  static uint32_t head_len(Handle p) { return p->head; }
+  static uint32_t pkt_len(Handle p) { return p->len; }
+  // A record's length is the frame's length on the wire (the payload is a number, never cut).
+  static uint32_t cut_len(Handle) { return 0; }
+
+  static Handle make_header(Handle o, uint32_t hdr, uint32_t gap, uint32_t tail_off,
+                            uint32_t tail_len, Lent*) {
+    const uint32_t present = o->head > tail_off ? std::min(o->head - tail_off, tail_len) : 0;
+    Packet* h = o->pool->alloc();
+    if (!h) return nullptr;
+    if (hdr + gap + present > h->cap - PacketPool::kHeadroom) {
+      o->pool->free(h);
+      return nullptr;
+    }
+    copy_meta(h, o);
+    move_bytes(h->data, o->data, hdr);  // inline for headers (<= 128 B)
+    // the gap is left as it is: the caller writes its tag there
+    if (present) std::memcpy(h->data + hdr + gap, o->data + tail_off, present);
+    h->head = hdr + gap + present;
+    h->len = hdr + gap + tail_len;
+    return h;
+  }
+  static uint8_t* open_gap(Handle p, uint32_t at, uint32_t n) {
+    if (at > p->head || p->headroom() < n) return nullptr;
+    p->data -= n;
+    move_bytes(p->data, p->data + n, at);
+    p->head += n;
+    p->len += n;
+    return p->data + at;
+  }
+  static void close_gap(Handle p, uint32_t at, uint32_t n) {
+    move_bytes(p->data + n, p->data, at);
+    p->data += n;
+    p->head -= n;
+    p->len -= n;
+  }
+  // parked[0, hdr_len) becomes returned[0, at); `returned` is freed.
+  static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Lent&, Handle returned, uint32_t at) {
+    const uint32_t keep = parked->head > hdr_len ? parked->head - hdr_len : 0;
+    uint8_t* start = parked->data + hdr_len - at;  // new frame start
+    if (at > hdr_len + parked->headroom() || at > returned->head) {
+      free(returned);
+      return park::Rejoin::kNoRoom;
+    }
+    move_bytes(start, returned->data, at);  // in front of the kept bytes
+    parked->data = start;
+    parked->head = at + keep;
+    parked->len = parked->len - hdr_len + at;
+    free(returned);
+    return park::Rejoin::kOk;
+  }
+  static bool carries(Handle, Handle) { return false; }
+  static void trim(Handle p, uint32_t len) {
+    p->len = len;
+    p->head = std::min(p->head, len);
+  }
+  static void free(Handle p) { p->pool->free(p); }
+
+  // Copies the metadata (not the bytes) of `from` into `to`.
+  static void copy_meta(Handle to, Handle from) {
+    to->seq = from->seq;
+    to->flow = from->flow;
+    to->t_in = from->t_in;
+    to->in_port = from->in_port;
+    to->out_port = from->out_port;
+    to->queue = from->queue;
+  }
+};
+static_assert(park::BufferOps<SimBuffer>);
+
+}  // namespace nfpark::sim

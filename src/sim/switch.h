@@ -1,0 +1,123 @@
+// Element:  Switch — an RMT switch model: ports at line rate, ingress and egress pipelines with
+//           their latency, a traffic manager with per-port egress queues in one shared buffer,
+//           advanced flow control, a truncating mirror, resubmit and recirculation, a register
+//           memory budget. A SwitchProgram (switch_program.h) decides what each packet does.
+// Ports:    0..N-1 (SwitchConfig::port_gbps), each full duplex: arrive() on the ingress side,
+//           connect(peer) on the egress side; port N is the internal recirculation port.
+// Config:   SwitchConfig (switch_config.h): presets tofino1 (20 MB) and tofino2 (64 MB).
+// Time:     events only: ingress pipe per port (one event for its head), one per port MAC,
+//           one per delayed AFC command.
+// Counters: drops.{buffer_full, queue_limit, queue_threshold}, afc.{commands,refused}, mirrored,
+//           resubmitted,
+//           recirculated, per port rx/tx packets and bytes; peak buffer bytes.
+// Refs:     QUEUE-MEM §3.2 (AFC acts at the deparsers, once per pipeline pass), App. C;
+//           PayloadPark §2 (register API, recirculation).
+//
+// Theory of operation
+//  A packet arriving on port i (last bit at t) leaves the ingress pipeline at t + ingress latency
+//  and runs the program's ingress. Packets it queues are admitted to the shared buffer in cells
+//  (ceil(len / cell) * cell bytes); a packet that does not fit, or would take its queue over
+//  queue_limit or past the dynamic threshold (dt_alpha x the free buffer), is dropped (tail
+//  drop). The port's MAC dequeues by strict priority
+//  (egress_port.h), runs the program's egress, and the frame reaches the peer egress latency +
+//  (len + 24) * 8 / rate + link delay later; its cells are freed at the dequeue.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/egress_port.h"
+#include "sim/engine.h"
+#include "sim/pipe.h"
+#include "sim/switch_config.h"
+#include "sim/switch_program.h"
+
+namespace nfpark::sim {
+
+struct SwitchCounters {
+  uint64_t drop_buffer_full = 0, drop_queue_limit = 0, drop_queue_threshold = 0;
+  uint64_t afc_commands = 0, afc_refused = 0;
+  uint64_t mirrored = 0, mirror_no_buffer = 0, resubmitted = 0, recirculated = 0;
+  uint64_t drops() const { return drop_buffer_full + drop_queue_limit + drop_queue_threshold; }
+};
+
+class Switch final : public PortPeer {
+ public:
+  Switch(Engine& e, const SwitchConfig& c);
+  Switch(const Switch&) = delete;
+  Switch& operator=(const Switch&) = delete;
+
+  void set_program(SwitchProgram* p) { program_ = p; }
+  Engine& engine() { return e_; }
+  const SwitchConfig& config() const { return cfg_; }
+  uint16_t ports() const { return uint16_t(cfg_.port_gbps.size()); }
+  uint16_t recirc_port() const { return ports(); }
+  EgressPort& port(uint16_t i) { return *ports_[i]; }
+  const EgressPort& port(uint16_t i) const { return *ports_[i]; }
+  void connect(uint16_t port, PortPeer* peer, uint16_t link) { ports_[port]->connect(peer, link); }
+
+  // A packet whose last bit reaches ingress port `link` at `at` (from a link).
+  void arrive(Packet* p, Picos at, uint16_t link) override;
+  // Runs ingress for p on `port` now (a caller that already waited the ingress latency).
+  void ingress(Packet* p, uint16_t port);
+
+  // Register memory for a program: false (and `err` says why and how to fix it) past the budget.
+  bool reserve_registers(uint64_t bytes, const std::string& what, std::string& err);
+  uint64_t registers_used() const { return registers_; }
+
+  uint64_t buffer_used() const { return buffer_; }
+  uint64_t buffer_peak() const { return peak_; }
+  // Peak since the last call (for per-interval series).
+  uint64_t take_interval_peak() {
+    const uint64_t p = interval_peak_;
+    interval_peak_ = buffer_;
+    return p;
+  }
+  const SwitchCounters& counters() const { return ctr_; }
+  void report(const CounterSink& s) const;
+  // Measurement window for the ports' win_* counters.
+  void set_window(Picos from, Picos to) {
+    win_from_ = from;
+    win_to_ = to;
+  }
+  bool in_window(Picos t) const { return t >= win_from_ && t < win_to_; }
+
+  // Used by Pass and EgressPort.
+  void commit(Pass& pass);
+  void release_cells(const Packet* p) { buffer_ -= cells(p->len); }
+  bool run_egress(Pass& pass, Packet* p) { return program_->egress(pass, p); }
+  Packet* mirror_copy(const Packet* p, uint32_t max_len);
+  void note_afc_refused() { ++ctr_.afc_refused; }
+
+ private:
+  struct IngressPort final : Receiver {
+    Switch* s;
+    uint16_t port;
+    void receive(Packet* p) override { s->ingress(p, port); }
+  };
+  uint64_t cells(uint32_t len) const {
+    return (uint64_t(len) + cfg_.cell_bytes - 1) / cfg_.cell_bytes * cfg_.cell_bytes;
+  }
+  void admit(Packet* p, uint16_t port, uint16_t queue);
+  void apply_afc(const Pass& pass);
+
+  Engine& e_;
+  SwitchConfig cfg_;
+  SwitchProgram* program_ = nullptr;
+  std::vector<std::unique_ptr<EgressPort>> ports_;    // + the recirculation port
+  std::vector<std::unique_ptr<IngressPort>> in_;      // + the recirculation port
+  std::vector<std::unique_ptr<Pipe>> ingress_pipes_;  // + the recirculation port
+  std::unique_ptr<Pipe> resubmit_;
+  std::vector<uint16_t> resubmit_port_;  // FIFO of the ports resubmitted packets came in on
+  size_t resubmit_head_ = 0;
+  struct Resubmitter final : Receiver {
+    Switch* s;
+    void receive(Packet* p) override;
+  } resubmitter_;
+  uint64_t buffer_ = 0, peak_ = 0, interval_peak_ = 0;
+  uint64_t registers_ = 0;
+  Picos win_from_ = 0, win_to_ = kNever;
+  SwitchCounters ctr_;
+};
+
+}  // namespace nfpark::sim

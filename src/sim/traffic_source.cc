@@ -1,0 +1,69 @@
+#include "sim/traffic_source.h"
+
+#include <algorithm>
+
+namespace nfpark::sim {
+
+TrafficSource::TrafficSource(Engine& e, Switch& sw, uint16_t port,
+                             std::unique_ptr<FrameSource> frames, const RatePattern& pattern,
+                             bool trace_timing, PacketPool& pool, InputObserver* obs)
+    : e_(e),
+      sw_(sw),
+      port_(port),
+      line_gbps_(sw.port(port).gbps()),
+      frames_(std::move(frames)),
+      pattern_(pattern),
+      trace_timing_(trace_timing),
+      pool_(pool),
+      obs_(obs) {}
+
+void TrafficSource::start(Picos start, Picos stop) {
+  stop_ = stop;
+  if (prepare(start)) e_.schedule(pending_->t_in + sw_.config().ingress_latency, this);
+}
+
+bool TrafficSource::prepare(Picos s) {
+  if (s >= stop_) return false;
+  Packet* p = pool_.alloc();
+  Picos gap = -1;
+  if (!p) return false;
+  if (!frames_->next(p, gap)) {
+    pool_.free(p);
+    return false;
+  }
+  if (trace_timing_ && gap >= 0 && sent_ > 0) s = std::max(s, s_ + gap);  // the capture's pace
+  if (s >= stop_) {
+    pool_.free(p);
+    return false;
+  }
+  s_ = s;
+  p->t_in = s + serialization(p->len + kWireOverhead, line_gbps_);
+  p->in_port = p->out_port = port_;
+  p->queue = 0;
+  pending_ = p;
+  return true;
+}
+
+void TrafficSource::on_event(uint64_t) {
+  const Picos li = sw_.config().ingress_latency;
+  do {
+    Packet* p = pending_;
+    pending_ = nullptr;
+    ++sent_;
+    const Picos wire = serialization(p->len + kWireOverhead, line_gbps_);
+    Picos next = s_ + wire;  // back to back at line rate at the earliest
+    if (!trace_timing_) {
+      const double gbps = std::min(pattern_.rate_at(s_, port_), line_gbps_);
+      next = std::max(next, s_ + serialization(p->len + kWireOverhead, gbps));
+    }
+    if (obs_) obs_->on_input(p);
+    PortCounters& pc = sw_.port(port_).counters();
+    ++pc.rx_packets;
+    pc.rx_bytes += p->len;
+    sw_.ingress(p, port_);
+    if (!prepare(next)) return;
+  } while (e_.advance_to_if_first(pending_->t_in + li));
+  e_.schedule(pending_->t_in + li, this);
+}
+
+}  // namespace nfpark::sim

@@ -1,0 +1,211 @@
+// Traffic: rate patterns, the flow picker (SLF, uniform shares, Zipf skew), synthetic frames
+// (valid headers with the drawn size; full-bytes frames with valid checksums and ids), pcap
+// replay at its own timing and looped, and a source that offers exactly its pattern's load.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "core/bytes.h"
+#include "core/checksum.h"
+#include "core/packet_builder.h"
+#include "sim/flow_picker.h"
+#include "sim/frames.h"
+#include "sim/rate_pattern.h"
+#include "sim/traffic_source.h"
+#include "sim_fixtures.h"
+#include "trace/pcap_writer.h"
+
+namespace nfpark::sim {
+namespace {
+
+TEST(RatePattern, RampSquareRandom) {
+  RatePattern r;
+  r.kind = PatternKind::kRamp;
+  r.from_gbps = 10;
+  r.to_gbps = 100;
+  r.ramp = 9 * kMs;
+  EXPECT_DOUBLE_EQ(r.rate_at(0, 0), 10);
+  EXPECT_DOUBLE_EQ(r.rate_at(3 * kMs, 0), 40);
+  EXPECT_DOUBLE_EQ(r.rate_at(20 * kMs, 3), 100);
+  r.kind = PatternKind::kSquare;
+  r.high_gbps = 100;
+  r.low_gbps = 10;
+  r.period = 2 * kMs;
+  EXPECT_DOUBLE_EQ(r.rate_at(kMs / 2, 0), 100);
+  EXPECT_DOUBLE_EQ(r.rate_at(3 * kMs / 2, 0), 10);
+  EXPECT_DOUBLE_EQ(r.rate_at(5 * kMs / 2, 0), 100);
+  r.kind = PatternKind::kRandom;
+  r.min_gbps = 10;
+  r.max_gbps = 100;
+  r.change = kMs;
+  r.skew = 3;
+  double sum = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const double g = r.rate_at(Picos(k) * kMs + 5, uint16_t(k % 7));
+    EXPECT_GE(g, 10);
+    EXPECT_LE(g, 100);
+    EXPECT_EQ(g, r.rate_at(Picos(k) * kMs + kMs - 1, uint16_t(k % 7))) << "constant in a period";
+    sum += g;
+  }
+  // E[min + (max-min) u^(1/3)] = 10 + 90 * 3/4 = 77.5: higher rates favoured
+  EXPECT_NEAR(sum / 2000, 77.5, 2.0);
+  EXPECT_NE(r.rate_at(0, 0), r.rate_at(0, 1)) << "each port draws its own rate";
+}
+
+TEST(FlowPicker, SlfBurstsAndUniformShares) {
+  FlowPicker p(50, 4, 0, 9);
+  std::map<uint32_t, int> count;
+  uint32_t prev = UINT32_MAX;
+  for (int b = 0; b < 500; ++b) {
+    const uint32_t f = p.next();
+    for (int i = 1; i < 4; ++i) EXPECT_EQ(p.next(), f) << "bursts of SLF packets";
+    EXPECT_NE(f, prev) << "the next burst is another flow";
+    prev = f;
+    count[f] += 4;
+  }
+  EXPECT_EQ(count.size(), 50u);
+  for (auto& [f, n] : count) EXPECT_EQ(n, 40) << "uniform: every flow the same share per round";
+}
+
+TEST(FlowPicker, ZipfFavoursLowRanks) {
+  FlowPicker p(1000, 1, 1.2, 3);
+  int top = 0;
+  for (int i = 0; i < 10000; ++i) top += p.next() < 10;
+  EXPECT_GT(top, 4000) << "with s = 1.2 the 10 most popular of 1000 flows get most packets";
+}
+
+trace::GenConfig gen(uint32_t size, uint64_t flows = 20) {
+  trace::GenConfig g;
+  g.flows = flows;
+  g.size = {trace::SizeKind::kFixed, size};
+  g.proto = trace::GenProto::kMix;
+  g.ipv6 = 0.3;
+  return g;
+}
+
+TEST(SyntheticFrames, HeadersCarryTheDrawnSizeAndPortsNeverShareFlows) {
+  std::string err;
+  auto t = FlowTemplates::build(gen(700), 2, err);
+  ASSERT_TRUE(t) << err;
+  PacketPool pool;
+  SyntheticFrames a(t, gen(700), 0, false), b(t, gen(700), 1, false);
+  std::set<uint64_t> flows_a;
+  for (int i = 0; i < 200; ++i) {
+    Packet* p = pool.alloc();
+    Picos gap;
+    ASSERT_TRUE((i % 2 ? b : a).next(p, gap));
+    EXPECT_EQ(gap, -1);
+    EXPECT_EQ(p->len, 700u);
+    const PacketLayout L = parse_packet(p->data, p->head);
+    ASSERT_TRUE(L.ok());
+    EXPECT_EQ(p->head, L.payload_off) << "header-only record: the headers, the rest a length";
+    EXPECT_EQ(L.ip_end, 700u) << "IP length says the whole frame";
+    if (L.ip_version == 4) {
+      EXPECT_EQ(ipv4_header_checksum(p->data + L.l3_off, 20), load_be16(p->data + L.l3_off + 10))
+          << "valid IPv4 checksum";
+    }
+    if (i % 2 == 0) {
+      flows_a.insert(p->flow);
+    } else {
+      EXPECT_FALSE(flows_a.count(p->flow));
+    }
+    pool.free(p);
+  }
+}
+
+TEST(SyntheticFrames, FullBytesFramesAreValid) {
+  std::string err;
+  auto t = FlowTemplates::build(gen(300), 1, err);
+  ASSERT_TRUE(t) << err;
+  PacketPool pool(9216);
+  SyntheticFrames s(t, gen(300), 0, true);
+  for (int i = 0; i < 50; ++i) {
+    Packet* p = pool.alloc();
+    Picos gap;
+    ASSERT_TRUE(s.next(p, gap));
+    ASSERT_EQ(p->head, 300u);
+    const PacketLayout L = parse_packet(p->data, p->head);
+    ASSERT_TRUE(L.ok());
+    EXPECT_TRUE(read_packet_id(p->data + L.payload_off, L.captured_payload()));
+    // the L4 checksum verifies: recomputing over the frame with the stored value gives 0
+    const uint32_t at = L.l4_off + (L.is_udp() ? 6 : 16);
+    const uint16_t stored = load_be16(p->data + at);
+    store_be16(p->data + at, 0);
+    EXPECT_EQ(l4_checksum(p->data, L), stored);
+    pool.free(p);
+  }
+}
+
+TEST(TrafficSource, OffersItsPatternsLoad) {
+  Engine e;
+  PacketPool pool;
+  SwitchConfig c;
+  c.port_gbps = {100, 100};
+  testing::LambdaProgram prog;
+  prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, 1, 0); };
+  Switch sw(e, c);
+  sw.set_program(&prog);
+  testing::RecordingPeer out;
+  sw.connect(1, &out, 1);
+  std::string err;
+  auto t = FlowTemplates::build(gen(1000), 1, err);
+  RatePattern pat;
+  pat.gbps = 25;
+  TrafficSource src(e, sw, 0, std::make_unique<SyntheticFrames>(t, gen(1000), 0, false), pat, false,
+                    pool, nullptr);
+  src.start(0, kMs);
+  e.run();
+  // 25 Gbps of 1000 B frames + 24 B on the wire for 1 ms
+  EXPECT_NEAR(double(src.sent()), 25e9 * 1e-3 / (1024 * 8), 1.0);
+  EXPECT_EQ(out.got.size(), src.sent());
+}
+
+TEST(PcapFrames, OwnTimingLoopedAndOnSeveralPorts) {
+  char path[] = "/tmp/nfpark_sim_test_XXXXXX.pcap";
+  const int fd = mkstemps(path, 5);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    trace::PcapWriter w;
+    ASSERT_TRUE(w.open(path, trace::Precision::kNano));
+    for (int i = 0; i < 4; ++i) {
+      auto f = testing::udp_frame(200, uint16_t(1000 + i), uint64_t(i));
+      // captured 100 of 200 bytes (a snaplen-cut capture): the wire length counts
+      ASSERT_TRUE(w.write(Nanos(1000 * i), f.data(), 100, uint32_t(f.size())));
+    }
+    ASSERT_TRUE(w.close());
+  }
+  std::string err;
+  auto t = LoadedTrace::load(path, err);
+  std::remove(path);
+  ASSERT_TRUE(t) << err;
+  PcapFrames a(t, 0, 2), b(t, 1, 2);
+  PacketPool pool;
+  std::vector<Picos> gaps;
+  std::set<uint64_t> flows_a;
+  for (int i = 0; i < 8; ++i) {
+    Packet* p = pool.alloc();
+    Picos gap;
+    ASSERT_TRUE(a.next(p, gap));
+    EXPECT_EQ(p->len, 200u);
+    EXPECT_EQ(p->head, 100u);
+    gaps.push_back(gap);
+    flows_a.insert(p->flow);
+    pool.free(p);
+    p = pool.alloc();
+    ASSERT_TRUE(b.next(p, gap));
+    EXPECT_FALSE(flows_a.count(p->flow)) << "the same capture on another port: other flows";
+    pool.free(p);
+  }
+  Packet* p = pool.alloc();
+  Picos gap;
+  EXPECT_FALSE(a.next(p, gap)) << "two loops of four packets";
+  pool.free(p);
+  EXPECT_EQ(gaps, (std::vector<Picos>{-1, kUs, kUs, kUs, -1, kUs, kUs, kUs}));
+}
+
+}  // namespace
+}  // namespace nfpark::sim
