@@ -11,7 +11,8 @@ NfServer::NfServer(std::unique_ptr<nf::Chain> chain, std::optional<park::TagForm
   out_.reserve(4 * kBurst);
 }
 
-void NfServer::set_reframer(const reframe::ReorderConfig& cfg) {
+void NfServer::set_reframer(const reframe::ReorderConfig& cfg, const reframe::BypassRules& rules) {
+  bypass_ = rules;
   reorder_ = std::make_unique<reframe::FlowReorder<rte_mbuf*>>(cfg);
   ready_.reserve(cfg.max_held_packets + 4 * kBurst);
 }
@@ -38,8 +39,10 @@ void NfServer::process_burst(rte_mbuf** pkts, uint16_t n, Nanos now) {
     tag_at[keep] = tag_at[i];
     ++keep;
   }
-  if (faults_) faults_->apply(pkts, tag_at.data(), keep, now, out_);
-  else out_.insert(out_.end(), pkts, pkts + keep);
+  if (faults_)
+    faults_->apply(pkts, tag_at.data(), keep, now, out_);
+  else
+    out_.insert(out_.end(), pkts, pkts + keep);
 }
 
 // Runs what Reframer released through the chain, a burst at a time, flows kept together.
@@ -67,7 +70,9 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   port.count_rx(pkts.data(), n);
   if (reorder_) {
     Collect c{this};
-    if (n) {
+    if (n && reorder_->passing()) {  // self-bypassed (reframe/self_bypass.h): no classify()
+      reorder_->pass({pkts.data(), n}, c);
+    } else if (n) {
       std::array<reframe::PacketMeta, kBurst> meta;
       for (uint16_t i = 0; i < n; ++i) {
         const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);

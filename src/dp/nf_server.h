@@ -26,7 +26,7 @@ class NfServer {
            const Faults& faults, rte_mempool* dup_pool, bool slicer = false);
   // Puts Reframer in front of the chain (reframe/flow_reorder.h): packets are held per flow for
   // up to t_buff and reach the chain flow by flow.
-  void set_reframer(const reframe::ReorderConfig& cfg);
+  void set_reframer(const reframe::ReorderConfig& cfg, const reframe::BypassRules& rules = {});
   // Replaying a trace: the chain's `now` is the trace time of the newest packet seen (carried in
   // each mbuf), not the wall clock, so results do not depend on the replay speed.
   void use_trace_time(bool on) { trace_time_ = on; }

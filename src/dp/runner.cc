@@ -121,11 +121,14 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
                   cfg.mode == Mode::kNfSlicer);
   server.use_trace_time(!live);
   if (budget.reframe_hold > 0) {
-    reframe::ReorderConfig rc;
+    reframe::ReorderConfig rc = cfg.reframe.cfg;
     rc.t_buff = Nanos(cfg.reframe_us * 1000);
     rc.max_held_packets = budget.reframe_hold;
     if (std::string e = rc.validate(); !e.empty()) return (err = "reframe: " + e), 2;
-    server.set_reframer(rc);
+    reframe::BypassRules rules;
+    rules.tcp_syn = cfg.reframe.bypass_syn;
+    for (uint64_t d : cfg.reframe.bypass_dscp) rules.dscp_mask |= uint64_t(1) << d;
+    server.set_reframer(rc, rules);
   }
   Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
   Writer out(live ? nullptr : writer, wire_out);
