@@ -168,9 +168,15 @@ struct ChainRun {
   }
 };
 
+// Collects stream positions in emission order; with `at`, also the virtual time of each emission.
 struct Collect {
   std::vector<uint32_t>* out;
-  void emit(uint32_t h) { out->push_back(h); }
+  std::vector<Nanos>* at = nullptr;
+  Nanos now = 0;
+  void emit(uint32_t h) {
+    out->push_back(h);
+    if (at) at->push_back(now);
+  }
   void coalesced(uint32_t) {}
 };
 
@@ -181,23 +187,33 @@ struct RefRun {
   const Stream& s;
   reframe::BypassRules rules;
   std::vector<uint32_t> out, sink;
+  std::vector<Nanos>* emitted_at = nullptr;  // untimed runs only: emission time per packet
+  uint64_t rx0 = 0, passed0 = 0;             // counters after the warm-up
   RefRun(Env& env, const Stream& st, Nanos t_buff) : ref(config(t_buff)), s(st) {
     Collect c{&sink};
     sink.reserve(env.warm.idx.size());
     pass(env.warm, 0, env.warm.idx.size(), c);
     ref.flush_all(env.warm.ts.back(), c);
+    ref.probe_now();  // the warm-up (each flow once) is no evidence either way
+    rx0 = ref.stats().rx;
+    passed0 = ref.stats().passed;
     out.reserve(s.idx.size());
   }
   static reframe::ReorderConfig config(Nanos t_buff) {
     reframe::ReorderConfig rc;
     rc.t_buff = t_buff;
+    // Self-bypass probes of 4096 packets, bypass periods 16x longer (the defaults' duty cycle,
+    // shorter so that --quick's 128k timed packets hold a probe and a bypass period).
+    rc.self_bypass.probe_packets = 4096;
+    rc.self_bypass.bypass_packets = 65536;
     return rc;
   }
   // classify() + poll + push for positions [from, to); flush_all after the last one.
   double run(size_t from, size_t to) {
-    Collect c{&out};
+    Collect c{&out, emitted_at};
     Stopwatch sw;
     pass(s, from, to, c);
+    c.now = s.ts.back();
     if (to == s.idx.size()) ref.flush_all(s.ts.back(), c);
     return sw.cpu();
   }
@@ -207,13 +223,18 @@ struct RefRun {
     for (size_t i = from; i < to; i += nf::kBurst) {
       const size_t n = std::min(nf::kBurst, to - i);
       const Nanos now = st.ts[i + n - 1];
+      c.now = now;
+      for (size_t j = 0; j < n; ++j) h[j] = uint32_t(i + j);
+      ref.poll(now, c);
+      if (ref.passing()) {  // self-bypassed: no classification, straight through
+        ref.pass(std::span<const uint32_t>(h, n), c);
+        continue;
+      }
       for (size_t j = 0; j < n; ++j) {
         const uint32_t k = st.idx[i + j];
         const uint8_t* d = st.p->at(k);
         meta[j] = reframe::classify(d, parse_packet(d, st.p->len[k]), rules);
-        h[j] = uint32_t(i + j);
       }
-      ref.poll(now, c);
       ref.push(std::span<const uint32_t>(h, n), std::span<const reframe::PacketMeta>(meta, n), now,
                c);
     }
@@ -242,6 +263,7 @@ struct Case {
   std::vector<uint32_t> order;  // chain order (indices into the Pkts)
   std::vector<Nanos> ts;        // arrival time of each packet in that order
   double slf_out = 0;
+  double lat_p50_us = 0, lat_p99_us = 0, passed = 0;  // latency added; fraction self-bypassed
   Chunks chain, ref;
 };
 
@@ -252,12 +274,26 @@ struct Group {
   const Stream* s;
   std::vector<Case> cases;
   Chunks base;
+  double slf_in = 0;
 
   void prepare(Env& env, const Pkts& p) {
+    slf_in = slf(p, s->idx);
     for (Case& c : cases) {  // Reframer's output order (deterministic: virtual time), untimed
       RefRun r(env, *s, c.t_buff);
+      std::vector<Nanos> at;
+      r.emitted_at = &at;
       r.run(0, s->idx.size());
-      for (uint32_t pos : r.out) c.order.push_back(s->idx[pos]), c.ts.push_back(s->ts[pos]);
+      std::vector<Nanos> lat;
+      for (size_t k = 0; k < r.out.size(); ++k) {
+        const uint32_t pos = r.out[k];
+        c.order.push_back(s->idx[pos]);
+        c.ts.push_back(s->ts[pos]);
+        lat.push_back(at[k] - s->ts[pos]);
+      }
+      std::sort(lat.begin(), lat.end());
+      c.lat_p50_us = double(lat[lat.size() / 2]) / 1e3;
+      c.lat_p99_us = double(lat[lat.size() * 99 / 100]) / 1e3;
+      c.passed = double(r.ref.stats().passed - r.passed0) / double(r.ref.stats().rx - r.rx0);
       c.slf_out = slf(p, c.order);
     }
   }
@@ -355,9 +391,9 @@ int main(int argc, char** argv) {
       }(),
       gen_sw.wall(), slf(pkts, local100.idx), slf(pkts, rr100.idx), reps);
 
-  std::vector<Group> groups = {{"local 100G", &local100, {}, {}},
-                               {"local 10G", &local10, {}, {}},
-                               {"cannot-help 100G", &rr100, {}, {}}};
+  std::vector<Group> groups = {{"local-100G", &local100, {}, {}, 0},
+                               {"local-10G", &local10, {}, {}, 0},
+                               {"cannot-help-100G", &rr100, {}, {}, 0}};
   for (Group& g : groups)
     for (Nanos tb : {16, 64, 128})
       if (g.s != &rr100 || tb == 64) g.cases.push_back({tb * kMicro, {}, {}, 0, {}, {}});
@@ -368,28 +404,45 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "  rep %d/%d done\n", rep + 1, reps);
   }
   const double np = double(pkts.size());
-  std::printf("  %-17s %6s %7s %8s %8s %8s %-24s %-24s\n", "case", "T_buff", "SLFout", "base ns",
-              "chain ns", "ref ns", "chain-only gain", "with Reframer (incl. cost)");
+  // Paper (Fig. 8, campus trace, input SLF ~1.2): output SLF 1.9/2.9/3.3 at 16/64/128 us.
+  auto paper_slf = [](Nanos tb) {
+    return tb == 16 * kMicro ? "1.9" : tb == 64 * kMicro ? "2.9" : tb == 128 * kMicro ? "3.3" : "-";
+  };
+  std::printf("  %-17s %6s %6s %5s %13s %6s %7s %7s %7s %-24s %-24s\n", "case", "T_buff", "SLFout",
+              "paper", "lat p50/p99us", "passed", "base ns", "chain", "ref ns", "box (own lcore)",
+              "in-chain (incl. cost)");
   std::vector<std::string> summary;
   for (const Group& g : groups) {
+    const bool cannot = g.s == &rr100;
     for (const Case& c : g.cases) {
       const double base = g.base.min_sum(), chain = c.chain.min_sum(), ref = c.ref.min_sum();
-      Series only, total;  // per-rep ratios
+      // Box: Reframer on its own lcore, a pipeline stage: the slower of the two bounds the rate.
+      // In-chain: Reframer's cost adds to the chain's on the NF lcore.
+      Series box, in_chain;  // per-rep ratios
       for (size_t r = 0; r < g.base.t.size(); ++r) {
-        only.add(g.base.rep_sum(r) / c.chain.rep_sum(r));
-        total.add(g.base.rep_sum(r) / (c.chain.rep_sum(r) + c.ref.rep_sum(r)));
+        box.add(g.base.rep_sum(r) / std::max(c.chain.rep_sum(r), c.ref.rep_sum(r)));
+        in_chain.add(g.base.rep_sum(r) / (c.chain.rep_sum(r) + c.ref.rep_sum(r)));
       }
-      const std::string t_only = ratio_text(base / chain, only.min(), only.max(), only.n());
-      const std::string t_total =
-          ratio_text(base / (chain + ref), total.min(), total.max(), total.n());
-      std::printf("  %-17s %4lldus %7.2f %8.1f %8.1f %8.1f %-24s %-24s\n", g.name.c_str(),
-                  (long long)(c.t_buff / kMicro), c.slf_out, base * 1e9 / np, chain * 1e9 / np,
-                  ref * 1e9 / np, t_only.c_str(), t_total.c_str());
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "RATIO reframe %s T_buff=%lldus with/without %s, SLF out %.2f", g.name.c_str(),
-                    (long long)(c.t_buff / kMicro), t_total.c_str(), c.slf_out);
-      summary.push_back(line);
+      const std::string t_box =
+          ratio_text(base / std::max(chain, ref), box.min(), box.max(), box.n());
+      const std::string t_in =
+          ratio_text(base / (chain + ref), in_chain.min(), in_chain.max(), in_chain.n());
+      char lat[32];
+      std::snprintf(lat, sizeof lat, "%.1f/%.1f", c.lat_p50_us, c.lat_p99_us);
+      std::printf("  %-17s %4lldus %6.2f %5s %13s %5.1f%% %7.1f %7.1f %7.1f %-24s %-24s\n",
+                  g.name.c_str(), (long long)(c.t_buff / kMicro), c.slf_out,
+                  cannot ? "-" : paper_slf(c.t_buff), lat, 100 * c.passed, base * 1e9 / np,
+                  chain * 1e9 / np, ref * 1e9 / np, t_box.c_str(), t_in.c_str());
+      for (const char* dep : {"box", "in-chain"}) {
+        char line[240];
+        std::snprintf(line, sizeof line,
+                      "RATIO reframe %s %s T_buff=%lldus with/without %s, SLF %.2f -> %.2f, "
+                      "latency p50 %.1f us p99 %.1f us",
+                      dep, g.name.c_str(), (long long)(c.t_buff / kMicro),
+                      (dep[0] == 'b' ? t_box : t_in).c_str(), g.slf_in, c.slf_out, c.lat_p50_us,
+                      c.lat_p99_us);
+        summary.push_back(line);
+      }
     }
   }
   if (env.drops)

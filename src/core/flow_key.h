@@ -19,7 +19,7 @@ struct FlowKey {
   uint16_t dport = 0;  // host order
   uint8_t proto = 0;
   uint8_t ip_version = 0;
-  uint16_t pad_ = 0;   // keeps the key 40 bytes with no indeterminate padding
+  uint16_t pad_ = 0;  // keeps the key 40 bytes with no indeterminate padding
 
   bool operator==(const FlowKey& o) const { return std::memcmp(this, &o, sizeof *this) == 0; }
   FlowKey reversed() const;
@@ -44,6 +44,23 @@ inline uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
 
 struct FlowKeyHash {
   size_t operator()(const FlowKey& k) const { return size_t(k.hash()); }
+};
+
+// The flow tables' hash of a FlowKey (NF flow tables, Reframer's flow id). IPv4 keys (the
+// common case) pack into two words hashed with one mix64 (~9 ns instead of ~37 ns for
+// FlowKey::hash over 40 bytes, measured by nf_bench); IPv6 keys use FlowKey::hash. Not keyed: an
+// attacker who knows it can aim flows at one bucket pair (insert_failed counts the result);
+// seed it per process if that matters.
+struct FlowKeyHash64 {
+  uint64_t operator()(const FlowKey& k) const {
+    if (k.ip_version != 4) return k.hash();
+    uint32_t s, d;
+    std::memcpy(&s, k.src.data() + 12, 4);
+    std::memcpy(&d, k.dst.data() + 12, 4);
+    uint64_t w0 = uint64_t(s) << 32 | d;
+    uint64_t w1 = uint64_t(k.sport) << 32 | uint64_t(k.dport) << 16 | k.proto;
+    return mix64(w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ 0x5851F42D4C957F2DULL);
+  }
 };
 
 }  // namespace nfpark

@@ -47,22 +47,6 @@
 
 namespace nfpark::nf {
 
-// The flow tables' hash of a FlowKey. IPv4 keys (the common case) pack into two words hashed with
-// one mix64 (~9 ns instead of ~37 ns for FlowKey::hash over 40 bytes, measured by nf_bench);
-// IPv6 keys use FlowKey::hash. Not keyed: an attacker who knows it can aim flows at one bucket
-// pair (insert_failed counts the result); seed it per process if that matters.
-struct FlowKeyHash64 {
-  uint64_t operator()(const FlowKey& k) const {
-    if (k.ip_version != 4) return k.hash();
-    uint32_t s, d;
-    std::memcpy(&s, k.src.data() + 12, 4);
-    std::memcpy(&d, k.dst.data() + 12, 4);
-    uint64_t w0 = uint64_t(s) << 32 | d;
-    uint64_t w1 = uint64_t(k.sport) << 32 | uint64_t(k.dport) << 16 | k.proto;
-    return mix64(w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ 0x5851F42D4C957F2DULL);
-  }
-};
-
 struct NoExpireHook {
   template <class K, class V>
   void operator()(const K&, V&, uint32_t) const {}

@@ -56,7 +56,8 @@ class NfBurst {
 
   // Puts Reframer in front of the chain: packets are held per flow for up to t_buff and reach
   // the chain flow by flow.
-  void set_reframer(const reframe::ReorderConfig& cfg) {
+  void set_reframer(const reframe::ReorderConfig& cfg, const reframe::BypassRules& rules = {}) {
+    bypass_ = rules;
     reorder_ = std::make_unique<reframe::FlowReorder<Handle>>(cfg);
     ready_.reserve(cfg.max_held_packets + 4 * kMax);
   }
@@ -89,7 +90,9 @@ class NfBurst {
       return;
     }
     Collect c{this};
-    if (n) {
+    if (n && reorder_->passing()) {  // self-bypassed (reframe/self_bypass.h): no classify()
+      reorder_->pass({pkts, n}, c);
+    } else if (n) {
       std::array<reframe::PacketMeta, kMax> meta;
       for (uint16_t i = 0; i < n; ++i) {
         const uint8_t* d = B::data(pkts[i]);

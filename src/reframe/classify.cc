@@ -32,7 +32,7 @@ PacketMeta classify(const uint8_t* pkt, const PacketLayout& L, const BypassRules
     m.flags |= PacketMeta::kBypass;
     return m;
   }
-  m.flow = key.hash();
+  m.flow = FlowKeyHash64{}(key);
   if (m.flow == 0) m.flow = 1;
   bool bypass = (rules.dscp_mask >> dscp_of(pkt, L)) & 1;
   if (L.is_tcp() && L.payload_off >= L.l4_off + proto::kTcpHeader) {

@@ -1,6 +1,7 @@
 // classify(): computes a packet's PacketMeta for FlowReorder from its bytes and parse — the flow
-// id (FlowKey::hash, direction-sensitive, never 0), the bypass decision and the pure-ACK facts.
-// Engines call it once per packet while building the burst, outside the reorder loop.
+// id (FlowKeyHash64 of the 5-tuple, direction-sensitive, never 0), the bypass decision and the
+// pure-ACK facts. Engines call it once per packet while building the burst, outside the reorder
+// loop.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -5,7 +5,15 @@ namespace nfpark::reframe {
 
 template <class Handle>
 FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
-    : cfg_(cfg), table_(cfg.max_flows), prefetch_(cfg.prefetch && cfg.max_flows >= kPrefetchFlows) {
+    : cfg_(cfg),
+      slots_(cfg.max_flows),
+      ring_(cfg.max_held_packets + 4 * kMaxChunk),
+      prefetch_(cfg.prefetch),
+      need_cold_(cfg.priority == Priority::kOldestFlow || cfg.coalesce_acks),
+      timeout_t_(uint32_t(std::min<Nanos>(cfg.flow_timeout >> 10, UINT32_MAX / 2))),
+      monitor_(cfg.self_bypass) {
+  // Nodes in use: held (<= max_held_packets, checked before each one is held) + ready, which
+  // were held or arrived in the current round (<= kMaxChunk).
   const uint32_t pool = cfg.max_held_packets + kMaxChunk;
   handles_.resize(pool);
   next_.resize(pool);
@@ -13,7 +21,7 @@ FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
   flags_.resize(pool);
   for (uint32_t i = 0; i < pool; ++i) next_[i] = i + 1 < pool ? i + 1 : kNone;
   free_head_ = 0;
-  ready_.reserve(pool);  // every ready batch holds >= 1 node
+  ready_.reserve(ring_.capacity());
   scratch_.reserve(pool);
 }
 
@@ -23,31 +31,48 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
                                Nanos now, Out& out) {
   for (size_t base = 0; base < pkts.size(); base += kMaxChunk) {
     const size_t end = std::min(pkts.size(), base + kMaxChunk);
+    if (passing()) {
+      pass(pkts.subspan(base, end - base), out);
+      continue;
+    }
     expire(now);
-    if (prefetch_) {  // scalar path: the loop below alone
-      for (size_t i = base; i < end; ++i)
-        if (meta[i].flow) table_.prefetch_buckets(meta[i].flow);
+    if (prefetch_) {  // scalar path: the same loop without these two prefetch lines
+      for (size_t i = base; i < std::min(end, base + kPrefetchAhead); ++i)
+        slots_.prefetch(meta[i].flow);
     }
     for (size_t i = base; i < end; ++i) {
-      if (meta[i].barrier()) {  // everything before it goes out first, then it alone
-        while (flush_head_ != kNone) detach(flush_head_, now, stats_.flush_barrier);
+      if (prefetch_ && i + kPrefetchAhead < end) slots_.prefetch(meta[i + kPrefetchAhead].flow);
+      if (meta[i].barrier()) [[unlikely]] {  // everything before it goes out first, then it alone
+        flush_everything(now, stats_.flush_barrier);
         emit_ready(out);
-        on_packet(pkts[i], meta[i], now);
+        on_packet(pkts[i], meta[i], now, out);
         emit_ready(out);
         continue;
       }
-      on_packet(pkts[i], meta[i], now);
+      on_packet(pkts[i], meta[i], now, out);
     }
     expire(now);  // t_buff == 0: flush what this round buffered
     emit_ready(out);
+    const bool bypass = monitor_.judge();
+    stats_.probes = monitor_.judged();
+    stats_.last_gain_milli = uint64_t(monitor_.last_gain() * 1000 + 0.5);
+    if (bypass) {  // regrouping does not pay: flush everything, then pass through
+      ++stats_.bypass_periods;
+      flush_everything(now, stats_.flush_self_bypass);
+      emit_ready(out);
+    }
+    advance_head();
   }
 }
 
 template <class Handle>
 template <class Out>
-void FlowReorder<Handle>::flush_all(Nanos now, Out& out) {
-  while (flush_head_ != kNone) detach(flush_head_, now, stats_.flush_end);
-  emit_ready(out);
+void FlowReorder<Handle>::pass(std::span<const Handle> pkts, Out& out) {
+  for (Handle h : pkts) out.emit(h);
+  stats_.rx += pkts.size();
+  stats_.tx += pkts.size();
+  stats_.passed += pkts.size();
+  monitor_.passed(pkts.size());
 }
 
 template <class Handle>
@@ -62,168 +87,253 @@ uint32_t FlowReorder<Handle>::alloc_node(Handle h, const PacketMeta& m) {
 }
 
 template <class Handle>
-void FlowReorder<Handle>::on_packet(Handle h, const PacketMeta& m, Nanos now) {
-  if (stats_.rx == 0 || m.flow != last_in_flow_) ++stats_.runs_in;
+void FlowReorder<Handle>::append(Batch& b, Handle h, const PacketMeta& m, Nanos now) {
+  const uint32_t n = alloc_node(h, m);
+  if (b.tail == kNone)
+    b.head = n;
+  else
+    next_[b.tail] = n;
+  b.tail = n;
+  ++b.count;
+  b.last = now;
+  b.has_ack |= m.pure_ack();
+}
+
+template <class Handle>
+int64_t FlowReorder<Handle>::key_for(uint32_t slot, Nanos now) {
+  switch (cfg_.priority) {
+    case Priority::kOldestInQueue:
+      return now;
+    case Priority::kOldestFlow:
+      return slots_.cold(slot).first_seen;
+    case Priority::kShortestFlow:
+      return slots_.at(slot).seen();
+    case Priority::kReady:
+      break;
+  }
+  return 0;
+}
+
+// The position the batch takes must be free: a batch still there is emitted first (the ring is
+// sized so that this happens only when traffic outruns it within t_buff).
+template <class Handle>
+template <class Out>
+Batch& FlowReorder<Handle>::new_batch(uint32_t slot, Batch::State st, Nanos now, uint64_t flow,
+                                      Out& out) {
+  Batch& old = ring_.next_slot();
+  if (old.state != Batch::kDone) {
+    if (old.state == Batch::kBuffering) make_ready(old, stats_.flush_forced, now);
+    emit_ready(out);
+  }
+  if (ring_.next_seq() - ring_.head == ring_.capacity()) ++ring_.head;  // that was the head
+  return ring_.create(slot, st, now, flow);
+}
+
+// The flow's buffering batch, or nullptr. Only batches from the ring's head on can be buffering,
+// so a flow whose last batch is older costs no ring access. (A batch made ready earlier in this
+// round is not joined: a new batch of the flow is keyed and readied after it, so it follows.)
+template <class Handle>
+Batch* FlowReorder<Handle>::buffering(const FlowSlot& e, uint32_t slot) {
+  if (int32_t(e.seq - ring_.head) < 0) return nullptr;
+  Batch* b = ring_.live(e.seq, slot);
+  return b && b->state == Batch::kBuffering ? b : nullptr;
+}
+
+// The flow's slot, else a free way, else the idle way seen least recently; kNone when every way
+// holds another flow's live batch. A flow whose batch is ready in this round keeps its slot too:
+// taking it over would restart its priority key (packets seen, first seen), and a batch of its
+// own later in the round could then sort before the ready one.
+template <class Handle>
+uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
+  const uint32_t base = slots_.set(flow), tag = FlowSlots::tag(flow);
+  uint32_t empty = kNone;
+  for (uint32_t w = base; w < base + FlowSlots::kWays; ++w) {
+    const uint32_t t = slots_.at(w).tag;
+    if (t == tag) return w;
+    if (t == 0 && empty == kNone) empty = w;
+  }
+  if (empty != kNone) return empty;
+  uint32_t victim = kNone, victim_age = 0;
+  for (uint32_t w = base; w < base + FlowSlots::kWays; ++w) {
+    const FlowSlot& e = slots_.at(w);
+    const uint32_t age = now_t - e.last;
+    if ((victim == kNone || age > victim_age) && !ring_.live(e.seq, w))
+      victim = w, victim_age = age;
+  }
+  return victim;
+}
+
+template <class Handle>
+template <class Out>
+void FlowReorder<Handle>::on_packet(Handle h, const PacketMeta& m, Nanos now, Out& out) {
+  const bool new_run = stats_.rx == 0 || m.flow != last_in_flow_;
+  stats_.runs_in += new_run;
   last_in_flow_ = m.flow;
   ++stats_.rx;
-  FlowTable::Lookup lk;
-  if (m.flow != 0) lk = table_.find_or_insert(m.flow, now, cfg_.flow_timeout);
-  if (lk.slot == kNone) {  // no flow id, or every candidate entry busy
+  monitor_.on_in(new_run);
+  uint32_t si = kNone;
+  Batch* live = nullptr;
+  bool is_new = false;
+  const uint32_t now_t = FlowSlots::ticks(now);
+  if (m.flow != 0) {
+    si = find_slot(m.flow, now_t);
+    if (si != kNone) {
+      FlowSlot& e = slots_.at(si);
+      live = buffering(e, si);
+      const uint32_t tag = FlowSlots::tag(m.flow);
+      if (e.tag != tag || (!live && now_t - e.last >= timeout_t_)) {
+        is_new = true;
+        stats_.flows_evicted += e.tag != 0 && e.tag != tag;
+        stats_.flows_expired += e.tag == tag;
+        flows_now_ += e.tag == 0;
+        e = FlowSlot{};
+        e.tag = tag;
+        if (need_cold_) slots_.cold(si) = FlowSlotCold{now, 0, 0};
+      }
+    }
+  }
+  if (si == kNone) {  // no flow id, or no room: emitted in this round, in order
     ++stats_.untracked;
     ++stats_.bypassed;
-    append_ready(kNone, m.flow, alloc_node(h, m), now);
+    Batch& b = new_batch(kNone, Batch::kReady, now, m.flow, out);
+    b.key = cfg_.priority == Priority::kShortestFlow || cfg_.priority == Priority::kReady ? 0 : now;
+    ready_now(b);
+    append(b, h, m, now);
     return;
   }
-  stats_.flows_new += lk.is_new;
-  stats_.flows_evicted += lk.evicted;
-  stats_.flows_expired += lk.expired;
-  FlowEntry& e = table_.at(lk.slot);
-  ++e.packets_seen;
-  e.last_arrival = now;
-  if (m.bypass() || (lk.is_new && cfg_.bypass_first_packet)) {
-    if (e.count) detach(lk.slot, now, stats_.flush_bypass);  // its buffered packets go first
+  FlowSlot& e = slots_.at(si);
+  stats_.flows_new += is_new;
+  if (e.seen() < ~FlowSlot::kHasAck) ++e.packets;
+  e.last = now_t;
+  if (m.bypass() || (is_new && cfg_.bypass_first_packet)) {
     ++stats_.bypassed;
-    append_ready(lk.slot, m.flow, alloc_node(h, m), now);
+    if (live) {  // its buffered packets go first, the bypass packet right behind them
+      if (cfg_.priority == Priority::kShortestFlow) live->key = e.seen();
+      make_ready(*live, stats_.flush_bypass, now);
+    } else {
+      live = &new_batch(si, Batch::kReady, now, m.flow, out);
+      live->key = key_for(si, now);
+      e.seq = live->seq;
+      ready_now(*live);
+    }
+    append(*live, h, m, now);
     return;
   }
-  if (held_pkts_ >= cfg_.max_held_packets) detach(flush_head_, now, stats_.flush_forced);
-  if (e.count == 0 && held_flows_ >= cfg_.max_held_flows)
-    detach(flush_head_, now, stats_.flush_forced);
-  const uint32_t n = alloc_node(h, m);
-  if (e.count == 0) {
-    e.head = n;
-    e.batch_start = now;
-    e.prev = flush_tail_;  // append to the flush list (FIFO by batch_start)
-    e.next = kNone;
-    if (flush_tail_ != kNone)
-      table_.at(flush_tail_).next = lk.slot;
-    else
-      flush_head_ = lk.slot;
-    flush_tail_ = lk.slot;
+  Batch* b = live;
+  if (held_pkts_ >= cfg_.max_held_packets && force_oldest(now) && b &&
+      b->state != Batch::kBuffering)
+    b = nullptr;
+  if (!b && held_flows_ >= cfg_.max_held_flows) force_oldest(now);
+  if (!b) {
+    b = &new_batch(si, Batch::kBuffering, now, m.flow, out);
+    b->key = key_for(si, now);
+    e.seq = b->seq;
     ++held_flows_;
-  } else {
-    next_[e.tail] = n;
   }
-  e.tail = n;
-  ++e.count;
+  append(*b, h, m, now);
+  if (cfg_.priority == Priority::kShortestFlow) b->key = e.seen();
   ++held_pkts_;
   ++stats_.held;
-  if (e.count >= cfg_.max_burst) detach(lk.slot, now, stats_.flush_full);
+  if (b->count >= cfg_.max_burst) make_ready(*b, stats_.flush_full, now);
 }
 
 template <class Handle>
-void FlowReorder<Handle>::unlink(uint32_t slot) {
-  FlowEntry& e = table_.at(slot);
-  if (e.prev != kNone)
-    table_.at(e.prev).next = e.next;
-  else
-    flush_head_ = e.next;
-  if (e.next != kNone)
-    table_.at(e.next).prev = e.prev;
-  else
-    flush_tail_ = e.prev;
-  e.prev = e.next = kNone;
-}
-
-template <class Handle>
-auto FlowReorder<Handle>::ready_for(uint32_t slot, uint64_t flow, Nanos now) -> Ready& {
-  if (slot != kNone && table_.at(slot).pending != kNone) return ready_[table_.at(slot).pending];
-  Ready r{0, uint32_t(ready_.size()), slot, kNone, kNone, flow};
-  if (slot == kNone) {
-    r.key = cfg_.priority == Priority::kShortestFlow ? 0 : now;
-  } else {
-    const FlowEntry& e = table_.at(slot);
-    switch (cfg_.priority) {
-      case Priority::kOldestInQueue:
-        r.key = e.count ? e.batch_start : now;
-        break;
-      case Priority::kOldestFlow:
-        r.key = e.first_seen;
-        break;
-      case Priority::kShortestFlow:
-        r.key = e.packets_seen;
-        break;
-      case Priority::kReady:
-        r.key = 0;
-        break;
-    }
-    table_.at(slot).pending = r.seq;
-  }
-  if (cfg_.priority == Priority::kReady) r.key = 0;
-  ready_.push_back(r);
-  return ready_.back();
-}
-
-template <class Handle>
-void FlowReorder<Handle>::append_ready(uint32_t slot, uint64_t flow, uint32_t node, Nanos now) {
-  Ready& r = ready_for(slot, flow, now);
-  if (r.tail == kNone)
-    r.head = node;
-  else
-    next_[r.tail] = node;
-  r.tail = node;
-}
-
-template <class Handle>
-void FlowReorder<Handle>::detach(uint32_t slot, Nanos now, uint64_t& reason) {
-  FlowEntry& e = table_.at(slot);
-  Ready& r = ready_for(slot, table_.key_at(slot), now);
-  if (r.tail == kNone)
-    r.head = e.head;
-  else
-    next_[r.tail] = e.head;
-  r.tail = e.tail;
-  unlink(slot);
-  held_pkts_ -= e.count;
+void FlowReorder<Handle>::make_ready(Batch& b, uint64_t& reason, Nanos now) {
+  b.state = Batch::kReady;
+  ready_now(b);
+  held_pkts_ -= b.count;
   --held_flows_;
   ++reason;
   ++stats_.batches;
-  stats_.batched_packets += e.count;
-  stats_.useless_wait_ns += uint64_t(std::max<Nanos>(0, now - e.last_arrival));
-  e.head = e.tail = kNone;
-  e.count = 0;
+  stats_.batched_packets += b.count;
+  stats_.useless_wait_ns += uint64_t(std::max<Nanos>(0, now - b.last));
 }
 
 template <class Handle>
-void FlowReorder<Handle>::coalesce(const Ready& r) {
+void FlowReorder<Handle>::expire(Nanos now) {
+  for (; !ring_.empty_from_head(); ++ring_.head) {
+    Batch& b = ring_.at(ring_.head);
+    if (b.state == Batch::kBuffering) {
+      if (b.start + cfg_.t_buff > now) return;
+      make_ready(b, stats_.flush_timeout, now);
+    }
+  }
+}
+
+// Flushes the oldest buffering batch; false when none is buffering.
+template <class Handle>
+bool FlowReorder<Handle>::force_oldest(Nanos now) {
+  advance_head();
+  if (ring_.empty_from_head()) return false;
+  make_ready(ring_.at(ring_.head), stats_.flush_forced, now);
+  ++ring_.head;
+  return true;
+}
+
+template <class Handle>
+void FlowReorder<Handle>::flush_everything(Nanos now, uint64_t& reason) {
+  for (; !ring_.empty_from_head(); ++ring_.head) {
+    Batch& b = ring_.at(ring_.head);
+    if (b.state == Batch::kBuffering) make_ready(b, reason, now);
+  }
+}
+
+// Moves the head past batches that are no longer buffering.
+template <class Handle>
+void FlowReorder<Handle>::advance_head() {
+  while (!ring_.empty_from_head() && ring_.at(ring_.head).state != Batch::kBuffering) ++ring_.head;
+}
+
+template <class Handle>
+void FlowReorder<Handle>::coalesce(const Batch& b) {
   scratch_.clear();
-  for (uint32_t n = r.head; n != kNone; n = next_[n])
+  for (uint32_t n = b.head; n != kNone; n = next_[n])
     if (flags_[n] & PacketMeta::kPureAck) scratch_.push_back(n);
   const size_t k = scratch_.size();
   if (k == 0) return;
-  FlowEntry& e = table_.at(r.slot);
-  auto gt = [](uint32_t a, uint32_t b) { return int32_t(a - b) > 0; };  // RFC 793 seq compare
+  FlowSlot& e = slots_.at(b.slot);
+  FlowSlotCold& c = slots_.cold(b.slot);
+  const bool mine = e.tag == FlowSlots::tag(b.flow);  // the slot may have changed hands
+  const bool has_last = mine && (e.packets & FlowSlot::kHasAck);
+  auto gt = [](uint32_t a, uint32_t c) { return int32_t(a - c) > 0; };  // RFC 793 seq compare
   uint32_t max_later = ack_[scratch_[k - 1]];
   for (size_t i = k - 1; i-- > 0;) {  // the last pure ACK is the highest: always kept
     const uint32_t a = ack_[scratch_[i]];
-    const bool dup_prev = i > 0 ? ack_[scratch_[i - 1]] == a : (e.has_last_ack && e.last_ack == a);
+    const bool dup_prev = i > 0 ? ack_[scratch_[i - 1]] == a : (has_last && c.last_ack == a);
     const bool dup_next = ack_[scratch_[i + 1]] == a;
     if (gt(max_later, a) && !dup_prev && !dup_next) flags_[scratch_[i]] |= kDropMark;
     if (gt(a, max_later)) max_later = a;
   }
-  e.last_ack = ack_[scratch_[k - 1]];
-  e.has_last_ack = true;
+  if (!mine) return;
+  c.last_ack = ack_[scratch_[k - 1]];
+  e.packets |= FlowSlot::kHasAck;
 }
 
 template <class Handle>
 template <class Out>
 void FlowReorder<Handle>::emit_ready(Out& out) {
   if (ready_.empty()) return;
-  if (cfg_.priority != Priority::kReady && ready_.size() > 1) {
-    std::sort(ready_.begin(), ready_.end(), [](const Ready& a, const Ready& b) {
-      return a.key != b.key ? a.key < b.key : a.seq < b.seq;
-    });
+  if (cfg_.priority != Priority::kReady) {  // stable insertion sort: ties keep readiness order
+    for (size_t i = 1; i < ready_.size(); ++i) {
+      const ReadyRef r = ready_[i];
+      size_t j = i;
+      for (; j > 0 && ready_[j - 1].key > r.key; --j) ready_[j] = ready_[j - 1];
+      ready_[j] = r;
+    }
   }
-  for (const Ready& r : ready_) {
-    if (cfg_.coalesce_acks && r.slot != kNone) coalesce(r);
-    for (uint32_t n = r.head; n != kNone;) {
+  for (const ReadyRef& r : ready_) {
+    Batch& b = ring_.at(r.seq);
+    if (cfg_.coalesce_acks && b.has_ack && b.slot != kNone) coalesce(b);
+    for (uint32_t n = b.head; n != kNone;) {
       const uint32_t nx = next_[n];
       if (flags_[n] & kDropMark) {
         ++stats_.coalesced;
         out.coalesced(handles_[n]);
       } else {
-        if (stats_.tx == 0 || r.flow != last_out_flow_) ++stats_.runs_out;
-        last_out_flow_ = r.flow;
+        const bool new_run = stats_.tx == stats_.passed || b.flow != last_out_flow_;
+        stats_.runs_out += new_run;
+        monitor_.on_out(new_run);
+        last_out_flow_ = b.flow;
         ++stats_.tx;
         out.emit(handles_[n]);
       }
@@ -231,7 +341,7 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
       free_head_ = n;
       n = nx;
     }
-    if (r.slot != kNone) table_.at(r.slot).pending = kNone;
+    b.state = Batch::kDone;
   }
   ready_.clear();
 }

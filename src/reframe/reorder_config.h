@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/time.h"
+#include "reframe/self_bypass.h"
 
 namespace nfpark::reframe {
 
@@ -28,12 +29,13 @@ struct ReorderConfig {
   uint32_t max_burst = 32;            // a flow's batch is flushed when it holds this many
   uint32_t max_held_packets = 16384;  // cap on buffered packets: force-flush the oldest flow
   uint32_t max_held_flows = 4096;     // cap on flows with buffered packets: same
-  uint32_t max_flows = 1u << 20;      // flow-table size (~72 B per flow)
+  uint32_t max_flows = 1u << 20;      // flow slots (32 B each, rounded up to a power of two)
   Nanos flow_timeout = 10 * kSecond;  // an idle entry older than this is a new flow again
   Priority priority = Priority::kOldestInQueue;
   bool bypass_first_packet = true;  // a flow's first packet is never delayed
   bool coalesce_acks = false;       // drop superseded pure TCP ACKs within a batch
-  bool prefetch = true;             // prefetch bucket lines per burst (if max_flows >= 65536)
+  bool prefetch = true;             // prefetch flow slots kPrefetchAhead packets ahead
+  SelfBypassConfig self_bypass;     // pass through while regrouping does not pay (self_bypass.h)
 
   // Empty when valid; otherwise names the field, the problem and the fix.
   std::string validate() const;

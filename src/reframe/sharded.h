@@ -16,7 +16,8 @@
 
 namespace nfpark::reframe {
 
-// Uses the id's high bits (the flow table indexes with the low bits). Flow 0 goes to shard 0.
+// Uses the top bits of the id (FlowSlots picks sets by its two halves xor-ed, so the shards'
+// sets stay evenly used). Flow 0 goes to shard 0.
 inline size_t shard_of(uint64_t flow, size_t shards) {
   return size_t(((flow >> 32) * uint64_t(shards)) >> 32);
 }

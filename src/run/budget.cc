@@ -64,7 +64,9 @@ const MemoryPart& Budget::largest() const {
 
 Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
   Budget b;
-  b.reframe_hold = c.reframe_us > 0 ? kReframeHold : 0;
+  b.reframe_hold = c.reframe_us <= 0                ? 0
+                   : c.reframe.cfg.max_held_packets ? c.reframe.cfg.max_held_packets
+                                                    : kReframeHold;
   const uint64_t per_mbuf = mbuf_cost(kDataRoom) + mbuf_cost(kHeaderRoom) + mbuf_cost(0);
   uint64_t nic = 0;
   if (c.role == Role::kNf) {

@@ -276,6 +276,12 @@ bool Loader::finish(std::string& err) {
                   "; Reframer's hold is not a lost header"),
            false;
   if (auto e = park::check(c.slicer)) return (err = *e), false;
+  if (c.reframe_us > 0) {  // the fields' ranges are the table's; this checks how they combine
+    reframe::ReorderConfig rc = c.reframe.cfg;
+    rc.t_buff = Nanos(c.reframe_us * 1e3);
+    if (!rc.max_held_packets) rc.max_held_packets = 16384;
+    if (std::string e = rc.validate(); !e.empty()) return (err = "[reframe]: " + e), false;
+  }
   return check_roles(err) && check_files(err) && apply_keys(err);
 }
 

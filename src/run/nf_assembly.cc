@@ -34,11 +34,13 @@ NfServerSpec nf_server_spec(const RunConfig& cfg, const Budget& budget, bool rep
   s.faults = cfg.faults;
   s.shape = nf_tag_shape(cfg.mode, cfg.park.format);
   if (budget.reframe_hold > 0) {
-    reframe::ReorderConfig rc;
+    reframe::ReorderConfig rc = cfg.reframe.cfg;  // [reframe] settings
     rc.t_buff = Nanos(cfg.reframe_us * 1000);
     rc.max_held_packets = budget.reframe_hold;
     if (std::string e = rc.validate(); !e.empty()) err = "reframe: " + e;
     s.reframe = rc;
+    s.reframe_bypass.tcp_syn = cfg.reframe.bypass_syn;
+    for (uint64_t d : cfg.reframe.bypass_dscp) s.reframe_bypass.dscp_mask |= uint64_t(1) << d;
   }
   return s;
 }

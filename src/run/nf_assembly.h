@@ -29,6 +29,7 @@ struct NfServerSpec {
   bool notify = true;                             // [run] notify_drops
   bool slicer = false;                            // packets carry NFSlicer's token
   std::optional<reframe::ReorderConfig> reframe;  // Reframer in front of the chain
+  reframe::BypassRules reframe_bypass;            // its bypass classes ([reframe] bypass_*)
   bool trace_time = false;                        // the chain's clock is the trace's
   Faults faults;                                  // injected on the way back (engine's hook)
   park::TagShape shape;                           // nf_tag_shape, for the faults
@@ -56,7 +57,7 @@ std::unique_ptr<park::NfBurst<B>> build_nf_step(const RunConfig& cfg, const NfSe
   }
   auto step =
       std::make_unique<park::NfBurst<B>>(std::move(chain), spec.format, spec.notify, spec.slicer);
-  if (spec.reframe) step->set_reframer(*spec.reframe);
+  if (spec.reframe) step->set_reframer(*spec.reframe, spec.reframe_bypass);
   step->use_trace_time(spec.trace_time);
   return step;
 }

@@ -18,6 +18,7 @@
 #include "park/queue_mem_config.h"
 #include "park/secret.h"
 #include "park/slicer.h"
+#include "reframe/reorder_config.h"
 
 namespace nfpark::run {
 
@@ -25,6 +26,14 @@ namespace nfpark::run {
 // (NF link = an external port, e.g. memif to another process), or only the NF server.
 enum class Role : uint8_t { kAll, kSwitch, kNf };
 std::optional<Role> parse_role(std::string_view s);
+
+// Reframer's parameters beyond T_buff ([reframe]); t_buff comes from reframe_us and
+// max_held_packets 0 means the budget's default (run/budget.h).
+struct Reframe {
+  reframe::ReorderConfig cfg{.max_held_packets = 0};
+  bool bypass_syn = true;             // TCP SYN / SYN-ACK never delayed
+  std::vector<uint64_t> bypass_dscp;  // packets with these DSCP values never delayed
+};
 
 enum class Mode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicmem, kSplit };
 std::optional<Mode> parse_mode(std::string_view s);
@@ -54,6 +63,7 @@ struct RunConfig {
   bool nf_lcore = false;                   // NF server on its own lcore (else inline)
   Faults faults;
   double reframe_us = 0;                   // Reframer T_buff in front of the chain; 0 = off
+  Reframe reframe;                         // Reframer's other parameters ([reframe])
   bool pace = false;                       // replay the input at its timestamps (else at once)
   bool pad = false;                        // rebuild truncated records to their wire length
   uint32_t pool_mbufs = 0;                 // 0 = derived from slots and rings (run/budget.h)

@@ -68,3 +68,39 @@ def test_reframe_output_equal_across_modes_as_multiset(lab: Lab) -> None:
     cli.assert_same_multiset(runs["baseline"][0], runs["payloadpark"][0])
     res = cli.result(runs["payloadpark"][1])
     assert res["split"] == 0, "64 B frames have nothing to park"
+
+
+def test_reframe_settings_reach_reframer(lab: Lab, tmp_path: Path) -> None:
+    """Every [reframe] setting is the library's parameter: the flag and the TOML key act alike
+    (max_burst 2: batches of at most 2), and self-bypass is steered by min_gain/probe_packets."""
+    trace = reframe_trace(lab)
+    conf = tmp_path / "rf.toml"
+    conf.write_text("[reframe]\nmax_burst = 2\npriority = \"shortest_flow\"\n")
+    runs = [cli.run(trace, tmp_path / "flag.pcap", "baseline", CHAIN, "--reframe", "64", "--pace",
+                    "--reframe-max-burst", "2"),
+            cli.run(trace, tmp_path / "toml.pcap", "baseline", CHAIN, "--reframe", "64", "--pace",
+                    config=conf)]
+    for res in runs:
+        cli.assert_accounting(res)
+        rf = res["reframe"]
+        assert rf["flush.full"] > 1000, rf
+        assert rf["avg_batch_milli"] <= 2000, rf
+        assert rf["self_bypass.passed"] == 0, rf
+    # A gain no regrouping reaches: Reframer probes 64 packets, then passes 1000 through.
+    out = tmp_path / "bypass.pcap"
+    res = cli.run(trace, out, "baseline", CHAIN, "--reframe", "64", "--pace",
+                  "--reframe-min-gain", "100", "--reframe-probe", "64",
+                  "--reframe-bypass-packets", "1000")
+    cli.assert_accounting(res)
+    rf = res["reframe"]
+    assert rf["self_bypass.periods"] >= 2, rf
+    assert 5000 < rf["self_bypass.passed"] < 10000, rf
+    r = cli.reorder(trace, out)
+    assert r["lost"] == r["duplicated"] == r["unmatched"] == 0, r
+    for flow, ids in flow_ids(cli.frame_bytes(out)).items():
+        assert ids == sorted(ids), f"flow {flow} reordered: {ids[:20]}"
+    # A combination the library refuses is one clear error before the run.
+    bad = cli.start_run(trace, tmp_path / "bad.pcap", "baseline", CHAIN, "--reframe", "64",
+                        "--reframe-flow-timeout", "0.00001")
+    assert bad.returncode != 0
+    assert "[reframe]" in bad.stderr and "flow_timeout" in bad.stderr, bad.stderr

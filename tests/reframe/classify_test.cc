@@ -12,13 +12,13 @@ PacketMeta run(const std::vector<uint8_t>& p, const BypassRules& rules = {}) {
   return classify(p.data(), parse_packet(p.data(), uint32_t(p.size())), rules);
 }
 
-TEST(Classify, FlowIdIsTheDirectionalFlowHash) {
+TEST(Classify, FlowIdIsTheDirectionalFlowTableHash) {
   auto p = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(10).build();
   auto q = PacketBuilder().ipv4("10.0.0.2", "10.0.0.1").udp(2, 1).payload_size(10).build();
   PacketLayout L = parse_packet(p.data(), uint32_t(p.size()));
   FlowKey k;
   ASSERT_TRUE(extract_flow_key(p.data(), L, k));
-  EXPECT_EQ(run(p).flow, k.hash());
+  EXPECT_EQ(run(p).flow, FlowKeyHash64{}(k));
   EXPECT_NE(run(p).flow, run(q).flow);
   EXPECT_EQ(run(p).flags, 0);
 }

@@ -35,6 +35,7 @@ inline ReorderConfig small_config() {
   c.max_held_flows = 256;
   c.max_flows = 1024;
   c.bypass_first_packet = false;
+  c.self_bypass.enabled = false;  // hand-made sequences test the reorder paths
   return c;
 }
 
