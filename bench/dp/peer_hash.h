@@ -33,7 +33,7 @@ inline FlowKey key_of(uint32_t i) {
   return k;
 }
 
-using Table = nf::FlowTable<FlowKey, uint64_t, nf::FlowKeyHash64>;
+using Table = nf::FlowTable<FlowKey, uint64_t, FlowKeyHash64>;
 
 // Looks up keys[0..n) in bursts of 32; returns how many were found.
 inline uint64_t nfpark_bursts(Table& t, const std::vector<FlowKey>& keys) {

@@ -11,6 +11,7 @@ import json
 import os
 import struct
 import subprocess
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,41 @@ def start_run(inp: Path, out: Path, mode: str = "baseline", chain: str = "nat,co
     args += ["--mode", mode, "--chain", chain, "--in", inp, "--out", out, "--json",
              "--no-progress", *extra]
     return nfpark(*args)
+
+
+@dataclass(frozen=True)
+class TwoProcesses:
+    switch: subprocess.CompletedProcess[str]  # the switch's finished `nfpark run`
+    nf_rc: int
+    nf_out: str
+    nf_err: str
+
+
+def two_processes(trace: Path, out: Path, sock: Path, switch_mode: str, nf_mode: str, chain: str,
+                  switch_extra: Sequence[str] = (), nf_extra: Sequence[str] = ()) -> TwoProcesses:
+    """The switch and the NF server as two processes over memif (docs/run.md "Separate
+    processes"): `--role nf` serves on `sock` (a file, not DPDK's default abstract socket, so
+    that its appearance can be waited for), `--role switch` replays `trace` through it to `out`;
+    the NF ends at its idle exit. Neither is checked here."""
+    nf = subprocess.Popen(
+        [str(nfpark_bin()), "run", "--role", "nf", "--mode", nf_mode, "--chain", chain,
+         "--port", f"vdev:net_memif0,role=server,socket={sock},socket-abstract=no",
+         "--idle-exit", "2", "--json", "--timeout", "60", *nf_extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):  # the server creates its socket once EAL is up
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        sw = nfpark("run", "--role", "switch", "--mode", switch_mode, "--in", trace, "--out", out,
+                    "--nf-port", f"vdev:net_memif0,role=client,socket={sock},socket-abstract=no",
+                    "--json", "--no-progress", "--timeout", "60", *switch_extra)
+        nf_out, nf_err = nf.communicate(timeout=60)
+    finally:
+        if nf.poll() is None:
+            nf.kill()
+            nf.wait()
+    return TwoProcesses(sw, nf.returncode, nf_out, nf_err)
 
 
 def result(p: subprocess.CompletedProcess[str]) -> Json:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -150,26 +149,10 @@ def test_two_processes_move_gro_frames_and_say_what_loses_its_wire_length(
     chain = "counter"
     base_res = cli.run(trace, base, "payloadpark", chain)
     cli.assert_accounting(base_res)
-    sock = tmp_path / "nf.sock"
-    nf = subprocess.Popen(
-        [str(cli.nfpark_bin()), "run", "--role", "nf", "--mode", "payloadpark", "--chain", chain,
-         "--port", f"vdev:net_memif0,role=server,socket={sock}", "--idle-exit", "2", "--json",
-         "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(100):
-            if sock.exists():
-                break
-            time.sleep(0.05)
-        out = tmp_path / "out.pcap"
-        sw = cli.nfpark("run", "--role", "switch", "--mode", "payloadpark", "--in", trace,
-                        "--out", out, "--nf-port", f"vdev:net_memif0,role=client,socket={sock}",
-                        "--json", "--no-progress", "--timeout", "60")
-        nf.communicate(timeout=60)
-    finally:
-        if nf.poll() is None:
-            nf.kill()
-            nf.wait()
-    res = cli.result(sw)
+    out = tmp_path / "out.pcap"
+    two = cli.two_processes(trace, out, tmp_path / "nf.sock", "payloadpark", "payloadpark", chain)
+    assert two.nf_rc == 0, f"nf role exit {two.nf_rc}\n{two.nf_err[-2000:]}"
+    res = cli.result(two.switch)
     cli.assert_accounting(res)
     assert res["drops"].get("frame_too_long", 0) == 0
     got, want = cli.read_pcap(out), cli.read_pcap(base)

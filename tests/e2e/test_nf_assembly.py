@@ -10,8 +10,6 @@ Before: the one-process run read QUEUE-MEM's 24 B tags as PayloadPark's 7 B ones
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from pathlib import Path
 
 from . import nfpark_cli as cli
@@ -35,32 +33,15 @@ def test_queuemem_tags_read_as_nfpark_in_one_process(lab: Lab, tmp_path: Path) -
 def test_nf_role_honours_reframe_and_queuemem_tag_format(lab: Lab, tmp_path: Path) -> None:
     trace = lab.trace(2000, flows=50, seed=4, proto="mix", size="dc")
     base_out, _ = lab.baseline(trace, CHAIN)
-    sock = tmp_path / "nf.sock"
-    nf = subprocess.Popen(
-        [str(cli.nfpark_bin()), "run", "--role", "nf", "--mode", "queuemem", "--chain", CHAIN,
-         "--port", f"vdev:net_memif0,role=server,socket={sock}", "--idle-exit", "2", "--json",
-         "--timeout", "60", "--reframe", "20", *QM],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(100):  # the server creates its socket once EAL is up
-            if sock.exists():
-                break
-            time.sleep(0.05)
-        out = tmp_path / "out.pcap"
-        sw = cli.nfpark("run", "--role", "switch", "--mode", "queuemem", "--in", trace, "--out",
-                        out, "--nf-port", f"vdev:net_memif0,role=client,socket={sock}", "--json",
-                        "--no-progress", "--timeout", "60", *QM)
-        nf_out, nf_err = nf.communicate(timeout=60)
-    finally:
-        if nf.poll() is None:
-            nf.kill()
-            nf.wait()
-    res = cli.result(sw)
+    out = tmp_path / "out.pcap"
+    two = cli.two_processes(trace, out, tmp_path / "nf.sock", "queuemem", "queuemem", CHAIN,
+                            switch_extra=QM, nf_extra=("--reframe", "20", *QM))
+    res = cli.result(two.switch)
     cli.assert_accounting(res)
     assert res["split"] > 0, res
     cli.assert_same_multiset(base_out, out)
-    assert nf.returncode == 0, f"nf role exit {nf.returncode}\n{nf_err[-2000:]}"
-    nf_res = json.loads(nf_out)
+    assert two.nf_rc == 0, f"nf role exit {two.nf_rc}\n{two.nf_err[-2000:]}"
+    nf_res = json.loads(two.nf_out)
     assert nf_res["pools_full"] is True, nf_res
     assert nf_res["nf"]["server.header_only"] == res["split"], nf_res["nf"]
     assert "reframe" in nf_res, "--role nf ran without Reframer"

@@ -10,8 +10,6 @@ their input timestamp), every payload on its own header, and both processes end 
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -33,34 +31,17 @@ def test_switch_and_nf_server_in_two_processes(lab: Lab, tmp_path: Path, case: s
     mode, extra = CASES[case]
     trace = lab.trace(3000, flows=100, seed=9, proto="mix", size="dc")
     base_out, _ = lab.baseline(trace, CHAIN)
-    sock = tmp_path / "nf.sock"
-    nf = subprocess.Popen(
-        [str(cli.nfpark_bin()), "run", "--role", "nf", "--mode", mode, "--chain", CHAIN,
-         "--port", f"vdev:net_memif0,role=server,socket={sock}", "--idle-exit", "2", "--json",
-         "--timeout", "60", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(100):  # the server creates its socket once EAL is up
-            if sock.exists():
-                break
-            time.sleep(0.05)
-        out = tmp_path / "out.pcap"
-        sw = cli.nfpark("run", "--role", "switch", "--mode", mode, "--in", trace, "--out", out,
-                        "--nf-port", f"vdev:net_memif0,role=client,socket={sock}", "--json",
-                        "--no-progress", "--timeout", "60", *extra)
-        nf_out, nf_err = nf.communicate(timeout=60)
-    finally:
-        if nf.poll() is None:
-            nf.kill()
-            nf.wait()
-    res = cli.result(sw)
+    out = tmp_path / "out.pcap"
+    two = cli.two_processes(trace, out, tmp_path / "nf.sock", mode, mode, CHAIN, extra, extra)
+    nf_out, nf_err = two.nf_out, two.nf_err
+    res = cli.result(two.switch)
     cli.assert_accounting(res)
     assert res["split"] > 0, res
     assert res["counters"].get("duplicate_headers", 0) == 0, res
     assert sorted(cli.frame_bytes(out)) == sorted(cli.frame_bytes(base_out))
     assert cli.frame_bytes(out) == cli.frame_bytes(base_out), "same order as baseline"
     assert cli.assert_own_payloads(cli.frame_bytes(out), cli.frame_bytes(trace)) > 0
-    assert nf.returncode == 0, f"nf role exit {nf.returncode}\n{nf_err[-2000:]}"
+    assert two.nf_rc == 0, f"nf role exit {two.nf_rc}\n{nf_err[-2000:]}"
     nf_res = json.loads(nf_out)
     assert nf_res["pools_full"] is True, nf_res
     assert nf_res["packets_in"] == res["packets_to_nf"], (nf_res, res)
