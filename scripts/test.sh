@@ -30,6 +30,6 @@ echo "== Python lint and types (ruff, mypy)"
 (cd python && ../.venv/bin/mypy nfpark)
 
 echo "== Python lab and end-to-end tests"
-PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q python/tests tests/e2e
+PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q --durations=15 python/tests tests/e2e
 
 echo "== all tests passed in $(( $(date +%s) - start )) s"
