@@ -40,7 +40,9 @@ run_one() {
   for d in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$d" ] && seeds+=("$d"); done
   mkdir -p "$dir"
   # -timeout: one input may take 10 s at most (a hang is a finding); -rss_limit_mb: a leak is.
+  # -seed: NFPARK_FUZZ_SEED (make test sets 1, so CI replays the same search; 0 = random).
   if "$out/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -seed="${NFPARK_FUZZ_SEED:-0}" \
       -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" \
       "$dir" "${seeds[@]}" >"$log" 2>&1; then
     echo "fuzz $t: $(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}') inputs" \

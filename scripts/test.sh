@@ -22,7 +22,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 echo "== fuzzing (libFuzzer + ASan + UBSan, ${NFPARK_FUZZ_SECONDS:-60} s per target, two at a time)"
 fuzz_start=$(date +%s)
-scripts/fuzz.sh --seconds "${NFPARK_FUZZ_SECONDS:-60}" --jobs 2
+NFPARK_FUZZ_SEED="${NFPARK_FUZZ_SEED:-1}" scripts/fuzz.sh --seconds "${NFPARK_FUZZ_SECONDS:-60}" --jobs 2
 echo "   fuzzing took $(( $(date +%s) - fuzz_start )) s, build included"
 
 echo "== Python lint and types (ruff, mypy)"

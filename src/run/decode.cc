@@ -77,7 +77,10 @@ bool prefix_ok(const std::string& v) {
   return park::parse_prefix(v, p, e);
 }
 
-bool fail(const Setting& s, const std::string& got, std::string& why) {
+// `got` quotes the user's value (a TOML array may span lines): the message stays one line.
+bool fail(const Setting& s, std::string got, std::string& why) {
+  for (char& c : got)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   why = "expected " + expected(s) + ", got " + got;
   return false;
 }

@@ -152,8 +152,9 @@ std::string to_ethernet(uint32_t link, const uint8_t* in, uint32_t caplen, uint3
   const uint32_t take = l3_len < kMaxFrame - 14 ? l3_len : kMaxFrame - 14;
   std::memcpy(out + 14, l3, take);
   len = 14 + take;
-  const uint32_t orig = orig_len > caplen ? orig_len : caplen;
-  wire_len = orig - hl + 14;
+  const uint64_t orig = orig_len > caplen ? orig_len : caplen;
+  const uint64_t wire = orig - hl + 14;  // raw IP and BSD loopback grow by up to 14 bytes
+  wire_len = wire > UINT32_MAX ? UINT32_MAX : uint32_t(wire);
   return "";
 }
 
