@@ -9,6 +9,7 @@
 
 #include "sim/run.h"
 #include "sim/run_topology.h"
+#include "sim_outputs.h"
 
 namespace nfpark::sim {
 namespace {
@@ -87,21 +88,9 @@ TEST(SimQueueMem, HeaderDropsCostExactlyTheirPayloads) {
 
 std::map<uint64_t, std::vector<uint8_t>> outputs(const SimRunConfig& c,
                                                  std::map<uint64_t, std::vector<uint64_t>>* order) {
-  std::map<uint64_t, std::vector<uint8_t>> out;
-  RunTopology t;
-  std::string err;
-  EXPECT_TRUE(t.build(c, err)) << err;
-  t.collector->set_tap([&](const Packet& p, Picos) {
-    out[p.seq].assign(p.data, p.data + p.head);
+  return run_outputs(c, [&](const Packet& p) {
     if (order) (*order)[p.flow].push_back(p.seq);
   });
-  t.start();
-  t.engine.run();
-  RunReport r;
-  t.finish(c, r);
-  EXPECT_TRUE(r.balanced && r.pools_full);
-  EXPECT_EQ(r.drops_total, 0u);
-  return out;
 }
 
 TEST(SimQueueMem, OutputIsByteIdenticalToBaselineInFlowOrder) {

@@ -12,6 +12,7 @@
 
 #include "sim/rate_search.h"
 #include "sim/run_topology.h"
+#include "sim_outputs.h"
 
 namespace nfpark::sim {
 namespace {
@@ -127,21 +128,7 @@ TEST(SimRun, HeaderOnlyRecordsGiveTheSameRunAsFullBytes) {
 
 // Output frames by input sequence number, from a full-bytes run.
 std::map<uint64_t, std::vector<uint8_t>> outputs(const SimRunConfig& c) {
-  std::map<uint64_t, std::vector<uint8_t>> out;
-  RunTopology t;
-  std::string err;
-  EXPECT_TRUE(t.build(c, err)) << err;
-  t.collector->set_tap([&](const Packet& p, Picos) {
-    EXPECT_EQ(p.head, p.len) << "full bytes";
-    out[p.seq].assign(p.data, p.data + p.head);
-  });
-  t.start();
-  t.engine.run();
-  RunReport r;
-  t.finish(c, r);
-  EXPECT_TRUE(r.balanced && r.pools_full);
-  EXPECT_EQ(r.drops_total, 0u);
-  return out;
+  return run_outputs(c, [](const Packet& p) { EXPECT_EQ(p.head, p.len) << "full bytes"; });
 }
 
 TEST(SimRun, PayloadParkOutputIsByteIdenticalToBaseline) {
