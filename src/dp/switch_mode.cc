@@ -8,6 +8,7 @@
 #include "park/payload_park.h"
 #include "park/queue_mem.h"
 #include "park/slicer.h"
+#include "park/slicer_nic.h"
 
 namespace nfpark::dp {
 
@@ -132,44 +133,27 @@ class QueueMemMode final : public SwitchMode {
 // and splices them on the way back.
 class SlicerMode final : public SwitchMode {
  public:
-  explicit SlicerMode(const park::SlicerConfig& c)
-      : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
+  explicit SlicerMode(const park::SlicerConfig& c) : sl_(c), host_(4 * kBurst), wire_(4 * kBurst) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
-    for (uint16_t i = 0; i < n; ++i) {
-      uint32_t wire = p[i]->pkt_len;
-      size_t before = host_.size();
-      sl_.split(p[i], 0, host_, wire_);
-      if (host_.size() > before) {
-        rte_mbuf* h = host_[host_.size() - 1];
-        hb_.rx_nfslicer(wire, h->pkt_len);
-        hb_.nf(header_len(h));
-      }
-    }
+    for (uint16_t i = 0; i < n; ++i) sl_.to_host(p[i], 0, host_, wire_);
     move_out(host_, nf);
     return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
-    for (uint16_t i = 0; i < n; ++i) {
-      uint32_t host_len = p[i]->pkt_len;
-      size_t before = wire_.size();
-      sl_.merge(p[i], wire_);
-      if (wire_.size() > before) hb_.tx_nfslicer(wire_[wire_.size() - 1]->pkt_len, host_len);
-    }
+    for (uint16_t i = 0; i < n; ++i) sl_.to_wire(p[i], wire_);
     move_out(wire_, out);
   }
   void drain(std::vector<rte_mbuf*>&) override { sl_.drain(); }
-  void report(const CounterSink& s) const override {
-    sl_.report(s);
-    hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
+  void report(const CounterSink& s) const override { sl_.report(s); }
+  uint64_t drops() const override { return sl_.slicer().counters().packet_drops(); }
+  uint64_t held() const override { return sl_.slicer().counters().held(); }
+  void drop_reasons(const CounterSink& s) const override {
+    sl_.slicer().counters().drop_reasons(s);
   }
-  uint64_t drops() const override { return sl_.counters().packet_drops(); }
-  uint64_t held() const override { return sl_.counters().held(); }
-  void drop_reasons(const CounterSink& s) const override { sl_.counters().drop_reasons(s); }
 
  private:
-  park::Slicer<MbufOps> sl_;
-  park::HostBoundary hb_;
+  park::SlicerNic<MbufOps> sl_;  // the Slicer and its host-boundary bytes (park/slicer_nic.h)
   park::Emitter<rte_mbuf*> host_, wire_;
 };
 

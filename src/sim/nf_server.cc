@@ -26,19 +26,34 @@ NfServer::NfServer(Engine& e, const NfServerConfig& c,
   for (auto& core : cores_) core.out.reserve(nf::kBurst);
 }
 
+Picos NfServer::pcie_time(const PcieCost& c) const {
+  const uint64_t desc = nic_ ? nic_->boundary().desc_bytes() : 0;
+  return serialization(uint64_t(c.bytes) + cfg_.pcie_overhead_bytes + (c.descriptors - 1u) * desc,
+                       cfg_.pcie_gbps);
+}
+
+void NfServer::free_host(Packet* p) {
+  if (nic_ && nic_->nic_holds(p)) nic_->host_freed(1);
+  p->pool->free(p);
+}
+
 void NfServer::arrive(Packet* p, Picos at, uint16_t) {
   ++ctr_.rx;
+  const uint16_t c = uint16_t(p->flow % cores_.size());  // RSS
+  PcieCost cost{p->len, 1};
+  if (nic_) {
+    p = nic_->rx(p, c, cost);
+    if (!p) return;  // the NIC dropped it (counted by its program)
+  }
   // bytes still waiting for the PCIe channel when this frame has arrived
   const double backlog = rx_free_ > at ? double(rx_free_ - at) * cfg_.pcie_gbps / 8000.0 : 0;
-  if (backlog + p->len > double(cfg_.nic_buffer_bytes)) {
+  if (backlog + cost.bytes > double(cfg_.nic_buffer_bytes)) {
     ++ctr_.drop_nic_buffer;
-    p->pool->free(p);
+    free_host(p);
     return;
   }
-  rx_free_ = std::max(at, rx_free_) +
-             serialization(uint64_t(p->len) + cfg_.pcie_overhead_bytes, cfg_.pcie_gbps);
+  rx_free_ = std::max(at, rx_free_) + pcie_time(cost);
   p->due = rx_free_;
-  const uint16_t c = uint16_t(p->flow % cores_.size());  // RSS
   Core& core = cores_[c];
   core.dma.push(p);
   if (!core.busy && !core.event) {
@@ -54,7 +69,7 @@ void NfServer::fill_ring(Core& core) {
     Packet* p = core.dma.pop();
     if (core.ring.count >= cfg_.rx_ring) {
       ++ctr_.drop_rx_ring;
-      p->pool->free(p);
+      free_host(p);
       continue;
     }
     core.ring.push(p);
@@ -70,7 +85,11 @@ void NfServer::start_burst(uint16_t c) {
   while (core.ring.head && n < cfg_.burst) pkts[n++] = core.ring.pop();
   core.out.clear();
   Sink sink{this, &core, Picos(cfg_.service.burst_ns * double(kNs) + 0.5)};
+  uint32_t nic_held = 0;  // NIC buffers of the burst: those the chain drops come back
+  if (nic_)
+    for (uint16_t i = 0; i < n; ++i) nic_held += nic_->nic_holds(pkts[i]);
   step_->run(pkts.data(), n, to_nanos(e_.now()), sink);
+  if (nic_held > sink.nic_held) nic_->host_freed(nic_held - sink.nic_held);
   ctr_.nf_drops = step_->nf_drops;
   core.busy = true;
   core.busy_ps += sink.service;
@@ -78,7 +97,9 @@ void NfServer::start_burst(uint16_t c) {
   e_.schedule(e_.now() + sink.service, this, c);
 }
 
-void NfServer::Sink::viewed(Packet*, bool header_only) {
+void NfServer::Sink::viewed(Packet* p, bool header_only) {
+  // a payload the NIC kept (nicmem) is never in host memory: the host handles a header
+  header_only = header_only || (s->nic_ && s->nic_->nic_holds(p));
   service += s->cfg_.service.sample(header_only, s->rng_);
 }
 
@@ -91,9 +112,11 @@ void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, u
       ++s->ctr_.drop_notices;
     } else if (s->cfg_.drop > 0 && s->rng_.uniform() < s->cfg_.drop) {
       ++s->ctr_.drop_fault;
+      // (not counted in nic_held: start_burst returns its NIC buffer with the chain's drops)
       SimBuffer::free(p);
       continue;
     }
+    if (s->nic_ && s->nic_->nic_holds(p)) ++nic_held;
     core->out.push_back(p);
   }
 }
@@ -118,8 +141,14 @@ void NfServer::on_event(uint64_t c) {
 void NfServer::send_back(Packet* p) {
   ++ctr_.tx;
   const Picos ready = e_.now() + cfg_.latency;
-  tx_free_ = std::max(ready, tx_free_) +
-             serialization(uint64_t(p->len) + cfg_.pcie_overhead_bytes, cfg_.pcie_gbps);
+  PcieCost cost{p->len, 1};
+  if (nic_) {
+    p = nic_->tx(p, cost);  // the NIC reads `cost` over PCIe, then makes the frame
+    tx_free_ = std::max(ready, tx_free_) + pcie_time(cost);
+    if (!p) return;  // the splice dropped it (counted by the NIC's program)
+  } else {
+    tx_free_ = std::max(ready, tx_free_) + pcie_time(cost);
+  }
   link_free_ =
       std::max(tx_free_, link_free_) + serialization(p->len + kWireOverhead, cfg_.link_gbps);
   back_->arrive(p, link_free_ + cfg_.link_delay, back_link_);
@@ -142,6 +171,7 @@ void NfServer::report(const CounterSink& s) const {
   s("nf_server.header_only", step_->endpoint().header_only);
   s("nf_server.whole", step_->endpoint().whole);
   step_->chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
+  if (nic_) nic_->report([&](std::string_view k, uint64_t v) { s("park." + std::string(k), v); });
 }
 
 }  // namespace nfpark::sim

@@ -26,6 +26,11 @@
 //  header-drop fault, as QUEUE-MEM's Fig. 7 injects).
 //  The burst step (view, chain, drop notification) is park::NfBurst (park/nf_burst.h), the
 //  same code the dataplane's NF server runs; this model adds the NIC, PCIe, rings and cores.
+//  NIC hook (set_nic, nic_program.h): a frame from the wire first goes through the NIC's
+//  program (NFSlicer slices, nicmem/split cut); PCIe then carries what the program says
+//  crosses — its bytes + pcie_overhead + 16 B per extra descriptor — and a packet whose payload
+//  stays on the NIC costs a header's service time. On the way back the host's packet crosses
+//  PCIe (its cost likewise) and the program makes the frame that leaves (splice, gather).
 #pragma once
 #include <memory>
 #include <optional>
@@ -34,6 +39,7 @@
 #include "nf/nf.h"
 #include "park/nf_burst.h"
 #include "sim/egress_port.h"
+#include "sim/nic_program.h"
 #include "sim/pipe.h"
 #include "sim/service.h"
 #include "sim/sim_buffer.h"
@@ -76,6 +82,12 @@ class NfServer final : public PortPeer, private EventHandler {
     back_link_ = link;
   }
   void arrive(Packet* p, Picos at, uint16_t link) override;
+  // Puts a NIC program in front of PCIe (nullptr: whole frames, as HostNic without counters).
+  void set_nic(std::unique_ptr<NicProgram> nic) { nic_ = std::move(nic); }
+  const NicProgram* nic() const { return nic_.get(); }
+  void drain_nic() {
+    if (nic_) nic_->drain();
+  }
 
   const NfServerCounters& counters() const { return ctr_; }
   const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
@@ -117,10 +129,13 @@ class NfServer final : public PortPeer, private EventHandler {
   void fill_ring(Core& core);
   void start_burst(uint16_t core);
   void send_back(Packet* p);
+  Picos pcie_time(const PcieCost& c) const;
+  void free_host(Packet* p);  // a packet the host drops: its NIC buffer comes back
   struct Sink {  // park::NfBurst's sink: service time per packet, survivors to the core
     NfServer* s;
     Core* core;
     Picos service;
+    uint32_t nic_held = 0;  // survivors the NIC keeps a buffer for
     void viewed(Packet*, bool header_only);
     void burst(Packet** pkts, const uint32_t* tag_at, const bool* notice, uint16_t n, Nanos now);
   };
@@ -128,6 +143,7 @@ class NfServer final : public PortPeer, private EventHandler {
   Engine& e_;
   NfServerConfig cfg_;
   std::unique_ptr<park::NfBurst<SimBuffer>> step_;
+  std::unique_ptr<NicProgram> nic_;
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;

@@ -16,10 +16,8 @@ bool parse_sim_mode(std::string_view s, SimMode& out, std::string& err) {
     return true;
   }
   if (s == "nfslicer" || s == "nicmem" || s == "split") {
-    err = "mode '" + std::string(s) +
-          "' does not run in the simulator yet (baseline, payloadpark and queuemem do; see "
-          "docs/sim.md)";
-    return false;
+    out = s == "nfslicer" ? SimMode::kNfSlicer : s == "nicmem" ? SimMode::kNicmem : SimMode::kSplit;
+    return true;
   }
   err = "unknown mode '" + std::string(s) +
         "' (baseline, payloadpark, queuemem, nfslicer, nicmem, split)";
@@ -34,6 +32,12 @@ const char* to_string(SimMode m) {
       return "payloadpark";
     case SimMode::kQueueMem:
       return "queuemem";
+    case SimMode::kNfSlicer:
+      return "nfslicer";
+    case SimMode::kNicmem:
+      return "nicmem";
+    case SimMode::kSplit:
+      return "split";
   }
   return "?";
 }

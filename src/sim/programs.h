@@ -11,7 +11,8 @@
 //                packet takes one recirculation per further 160 B, on the split and again on the
 //                merge (the header packet recirculates as it is).
 //   queuemem     park::QueueMem over the switch's egress queues: queue_mem_program.h.
-// NFSlicer and nicmem plug in the same way once their code settles: docs/sim.md.
+//   nfslicer, nicmem, split   the switch forwards as baseline; the mode is the NF server's NIC
+//                program (nic_program.h: park::SlicerNic, park::NicSplit in front of PCIe).
 #pragma once
 #include <memory>
 #include <string>
@@ -35,9 +36,8 @@ struct Topology {
   uint16_t recirc_port() const { return ports(); }  // the switch's internal port
 };
 
-enum class SimMode : uint8_t { kBaseline, kPayloadPark, kQueueMem };
-// Parses a mode name as `nfpark run` spells it. False with `err` set for an unknown name or a
-// mode the simulator does not run yet.
+enum class SimMode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicmem, kSplit };
+// Parses a mode name as `nfpark run` spells it. False with `err` set for an unknown name.
 bool parse_sim_mode(std::string_view s, SimMode& out, std::string& err);
 const char* to_string(SimMode m);
 

@@ -11,6 +11,7 @@
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
 #include "sim/nf_server.h"
+#include "sim/nic_program.h"
 #include "sim/programs.h"
 #include "sim/rate_pattern.h"
 #include "sim/switch_config.h"
@@ -52,6 +53,7 @@ struct SimRunConfig {
   park::ParkConfig park;
   park::QueueMemConfig queuemem = sim_queuemem();  // [queuemem]
   Picos queuemem_poll = kUs;                       // [queuemem] poll_ns: the program's timer
+  NicConfig nic;                                   // [nfslicer], [nicmem]: the NIC modes
   // QUEUE-MEM's defaults in the simulator: the P4's (31 payload queues a port, 15 slices,
   // batches of 20), and a recovery timeout fit for microsecond NF latencies.
   static park::QueueMemConfig sim_queuemem() {

@@ -1,6 +1,7 @@
 #include "sim/run_topology.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "nf/registry.h"
 #include "run/nf_assembly.h"
@@ -11,7 +12,42 @@ namespace nfpark::sim {
 
 namespace {
 constexpr uint32_t kFullRecordBytes = 9216;  // jumbo frames, when records hold whole frames
+
+run::Mode run_mode(SimMode m) {
+  switch (m) {
+    case SimMode::kBaseline:
+      return run::Mode::kBaseline;
+    case SimMode::kPayloadPark:
+      return run::Mode::kPayloadPark;
+    case SimMode::kQueueMem:
+      return run::Mode::kQueueMem;
+    case SimMode::kNfSlicer:
+      return run::Mode::kNfSlicer;
+    case SimMode::kNicmem:
+      return run::Mode::kNicmem;
+    case SimMode::kSplit:
+      return run::Mode::kSplit;
+  }
+  return run::Mode::kBaseline;
 }
+
+// The NF servers' NIC program: the host boundary of baseline and of the NIC modes (the
+// switch modes' NF servers take whole packets, as the dataplane's do, uncounted).
+std::optional<park::HostMode> nic_mode(SimMode m) {
+  switch (m) {
+    case SimMode::kBaseline:
+      return park::HostMode::kHost;
+    case SimMode::kNfSlicer:
+      return park::HostMode::kNfslicer;
+    case SimMode::kNicmem:
+      return park::HostMode::kNicmem;
+    case SimMode::kSplit:
+      return park::HostMode::kSplit;
+    default:
+      return std::nullopt;
+  }
+}
+}  // namespace
 
 bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   const TrafficConfig& tc = cfg.traffic;
@@ -46,9 +82,7 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   // The NF server is assembled as nfpark run's is (run/nf_assembly.h): chain, tag format per
   // mode, drop notification; the chain runs on virtual time.
   run::RunConfig rc;
-  rc.mode = cfg.mode == SimMode::kPayloadPark ? run::Mode::kPayloadPark
-            : cfg.mode == SimMode::kQueueMem  ? run::Mode::kQueueMem
-                                              : run::Mode::kBaseline;
+  rc.mode = run_mode(cfg.mode);
   rc.chain = cfg.chain;
   rc.nf_config = std::const_pointer_cast<toml::table>(cfg.nf_params);
   rc.park = cfg.park;
@@ -61,6 +95,11 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     NfServerConfig nc = cfg.nf;
     nc.seed = cfg.seed * 1000003 + k;
     auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
+    if (auto hm = nic_mode(cfg.mode)) {  // the NIC program in front of PCIe
+      auto nic = make_nic_program(*hm, cfg.nic, err);
+      if (!nic) return false;
+      s->set_nic(std::move(nic));
+    }
     const uint16_t port = uint16_t(tc.ports + k);
     s->connect(sw.get(), port);
     sw->connect(port, s.get(), 0);
@@ -72,6 +111,9 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
 bool RunTopology::build_program(const SimRunConfig& cfg, std::string& err) {
   switch (cfg.mode) {
     case SimMode::kBaseline:
+    case SimMode::kNfSlicer:  // the NIC modes: the switch forwards; the NF server's NIC works
+    case SimMode::kNicmem:
+    case SimMode::kSplit:
       program = std::make_unique<BaselineProgram>(topo);
       return true;
     case SimMode::kPayloadPark: {
@@ -125,14 +167,16 @@ void RunTopology::start() {
 
 uint64_t RunTopology::drops_total() const {
   uint64_t d = sw->counters().drops() + program->drops();
-  for (auto& s : servers) d += s->counters().drops();
+  for (auto& s : servers) d += s->counters().drops() + (s->nic() ? s->nic()->drops() : 0);
   return d;
 }
 
 void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   const uint64_t live_before_drain = pool->live();
-  const uint64_t held = program->held();
+  uint64_t held = program->held();
+  for (auto& s : servers) held += s->nic() ? s->nic()->held() : 0;
   program->drain();
+  for (auto& s : servers) s->drain_nic();
   const FlowCounts& in = collector->in();
   const FlowCounts& out = collector->out();
   const Picos window = cfg.duration - cfg.warmup;
@@ -177,6 +221,10 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
              {"nf", nc.nf_drops},
              {"fault", nc.drop_fault}};
   program->drop_reasons([&](std::string_view k, uint64_t v) { r.drops.emplace_back(k, v); });
+  CounterMap nic_drops;  // the NICs' reasons, summed over servers
+  for (auto& s : servers)
+    if (s->nic()) s->nic()->drop_reasons(nic_drops.sink());
+  for (auto& [k, v] : nic_drops.values) r.drops.emplace_back(k, v);
   r.packets_in = in.packets;
   r.packets_out = out.packets;
   r.drops_total = drops_total();
@@ -185,6 +233,7 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   r.drops.emplace_back("in_flight_at_end", r.in_flight_at_end);
   r.balanced = r.packets_in == r.packets_out + r.drops_total + r.in_flight_at_end;
   r.pools_full = pool->live() == 0;
+  for (auto& s : servers) r.pools_full = r.pools_full && (!s->nic() || s->nic()->all_back());
   const Picos span = engine.now();
   r.sim_seconds = to_seconds(span);
   r.events = engine.events_run();

@@ -51,7 +51,8 @@ bool set_path(toml::table& root, const std::string& path, const toml::node& valu
     const size_t d = rest.find('.', start);
     const std::string part = rest.substr(start, d == std::string::npos ? d : d - start);
     if (t == &root && part != "sim" && part != "traffic" && part != "switch" &&
-        part != "nf_server" && part != "park" && part != "nf") {
+        part != "nf_server" && part != "park" && part != "nf" && part != "nfslicer" &&
+        part != "nicmem") {
       err = "'" + path + "': '" + part + "' is not a section that can be overridden";
       return false;
     }
@@ -110,18 +111,13 @@ bool load_scenario(const std::string& path, bool quick, Scenario& out, std::stri
     bool known = false;
     for (const char* s : kSections) known |= k.str() == s;
     if (!known) {
-      err = path + ": unknown section [" + std::string(k.str()) +
-            "] (expected sim, traffic, switch, nf_server, park, queuemem, nf.NAME, variant, sweep, "
-            "quick)";
+      err =
+          path + ": unknown section [" + std::string(k.str()) +
+          "] (expected sim, traffic, switch, nf_server, park, queuemem, nfslicer, nicmem, nf.NAME, "
+          "variant, sweep, quick)";
       return false;
     }
   }
-  for (const char* later : {"nfslicer", "nicmem"})
-    if (root.contains(later)) {
-      err = path + ": [" + std::string(later) +
-            "] is read once the simulator runs that mode (issue 15, part 2); remove it for now";
-      return false;
-    }
   if (quick) {
     if (const toml::table* q = root.get_as<toml::table>("quick")) {
       const toml::table quick_table = *q;  // a copy: root changes below

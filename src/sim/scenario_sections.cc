@@ -162,7 +162,8 @@ bool parse_run(const toml::table& root, const std::string& where, const std::str
                SimRunConfig& c, std::string& err) {
   return parse_sim(root, where, c, err) && parse_traffic(root, where, dir, c, err) &&
          parse_switch(root, where, c, err) && parse_nf_server(root, where, c, err) &&
-         parse_park(root, where, c.park, err) && parse_queuemem(root, where, c, err);
+         parse_park(root, where, c.park, err) && parse_queuemem(root, where, c, err) &&
+         parse_nic(root, where, c, err);
 }
 
 }  // namespace nfpark::sim

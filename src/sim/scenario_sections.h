@@ -19,4 +19,8 @@ bool parse_park(const toml::table& root, const std::string& where, park::ParkCon
 bool parse_queuemem(const toml::table& root, const std::string& where, SimRunConfig& c,
                     std::string& err);
 
+// [nfslicer] and [nicmem] (nic_scenario.cc): the NIC modes' settings, nfpark run's keys.
+bool parse_nic(const toml::table& root, const std::string& where, SimRunConfig& c,
+               std::string& err);
+
 }  // namespace nfpark::sim

@@ -131,7 +131,7 @@ TEST(Scenario, BadInputGetsOneClearError) {
       {"[traffic]\nrate_gbs = 3\n", "[traffic] unknown key 'rate_gbs'"},
       {"[trafic]\n", "unknown section [trafic]"},
       {"[traffic]\nsize = 20\n", "[traffic] size: expected bad size '20'"},
-      {"[sim]\nmode = \"nfslicer\"\n", "does not run in the simulator yet"},
+      {"[sim]\nmode = \"nfslice\"\n", "unknown mode 'nfslice'"},
       {"[sim]\nduration_ms = -1\n", "[sim] duration_ms: expected a number >= 0"},
       {"[nf_server]\ncycles_header = 300\n", "[nf_server] clock_ghz"},
       {"[park]\npark_bytes = 0\n", "[park] park_bytes"},
@@ -146,7 +146,9 @@ TEST(Scenario, BadInputGetsOneClearError) {
       {"[traffic]\nsource = \"pcap\"\n", "[traffic] pcap: expected the capture"},
       {"[queuemem]\nbatch = 0\n", "queuemem.batch must be >= 1"},
       {"[queuemem]\nbatches = 5\n", "batches"},
-      {"[nicmem]\nx = 5\n", "[nicmem] is read once"},
+      // [nfslicer] and [nicmem] too
+      {"[nicmem]\nx = 5\n", "[nicmem] unknown key 'x' (valid keys: header_segment, pool)"},
+      {"[nfslicer]\nttl = 0\n", "[nfslicer] ttl: expected an integer from 1 to 255"},
       {"[sim\n", ":1:"},
   };
   for (const Case& c : cases) {
