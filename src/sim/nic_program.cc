@@ -70,6 +70,15 @@ class SlicerNicProgram final : public NicProgram {
   park::Emitter<Packet*> host_, wire_;
 };
 
+// A record as the NIC's receive buffer: one segment spanning the whole frame as far as the
+// record's buffer reaches. A record that holds only a frame's headers (records are 192 B unless
+// [sim] full_bytes) still gets the cut a NIC makes (max(header_segment, L2-L4)), not one at the
+// end of the bytes the simulator bothered to write; the headers it parses are always there.
+struct NicView : SimBuffer {
+  static uint32_t head_len(Handle p) { return std::min(p->len, p->cap - p->headroom()); }
+};
+static_assert(park::BufferOps<NicView>);
+
 // nicmem / split: park::NicSplit decides the cut and the bytes; a record stays one record (its
 // `user` field remembers the header segment and where the payload is until it leaves).
 class NicSplitNic final : public NicProgram {
@@ -121,7 +130,7 @@ class NicSplitNic final : public NicProgram {
     if (p->user & kInNic) mem_.give();
     p->user = 0;
   }
-  park::NicSplit<SimBuffer> ns_;
+  park::NicSplit<NicView> ns_;
   park::NicMemory mem_;
   uint32_t peak_ = 0;
 };

@@ -37,6 +37,7 @@ std::string RunReport::to_json() const {
   k.begin_object("latency_us")
       .value("avg", latency_avg_us)
       .value("p50", latency_p50_us)
+      .value("p90", latency_p90_us)
       .value("p99", latency_p99_us)
       .end_object();
   k.value("peak_buffer_bytes", peak_buffer_bytes);

@@ -2,7 +2,7 @@
 //
 // JSON (one element of "runs"; the first keys are the shape issue 15 asks for):
 //   mode, params, throughput_in_gbps, throughput_out_gbps, nf_link_gbps, drops {reason: n},
-//   latency_us {avg, p50, p99}, peak_buffer_bytes, out_of_order_pct, reordering_extent,
+//   latency_us {avg, p50, p90, p99}, peak_buffer_bytes, out_of_order_pct, reordering_extent,
 // then: throughput_in_mpps, throughput_out_mpps, goodput_gbps, stream_out_of_order_pct,
 //   stream_reordering_extent, packets_in, packets_out, drops_total, in_flight_at_end, balanced,
 //   pools_full, nf_core_utilization, sim_seconds, wall_seconds, engine_seconds,
@@ -35,7 +35,7 @@ struct RunReport {
   double in_gbps = 0, out_gbps = 0, in_mpps = 0, out_mpps = 0;
   double nf_link_gbps = 0, goodput_gbps = 0;
   std::vector<std::pair<std::string, uint64_t>> drops;  // by reason
-  double latency_avg_us = 0, latency_p50_us = 0, latency_p99_us = 0;
+  double latency_avg_us = 0, latency_p50_us = 0, latency_p90_us = 0, latency_p99_us = 0;
   uint64_t peak_buffer_bytes = 0;
   trace::ReorderStats reorder;
   uint64_t packets_in = 0, packets_out = 0, drops_total = 0, in_flight_at_end = 0;

@@ -197,6 +197,7 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   const LatencyHistogram& lat = collector->latency();
   r.latency_avg_us = lat.mean() / double(kUs);
   r.latency_p50_us = double(lat.quantile(0.5)) / double(kUs);
+  r.latency_p90_us = double(lat.quantile(0.9)) / double(kUs);
   r.latency_p99_us = double(lat.quantile(0.99)) / double(kUs);
   r.peak_buffer_bytes = sw->buffer_peak();
   r.reorder = collector->reorder();
