@@ -149,6 +149,34 @@ def test_queuemem_tbps_numbers(tmp_path_factory: pytest.TempPathFactory) -> None
         assert abs(out["nfpark"] - out["paper"]) < 0.02 * 1400
 
 
+def test_nfslicer_latency_numbers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _, doc, _, _ = _quick("nfslicer_latency", tmp_path_factory)
+    for m in (1, 4, 7):  # NFSlicer is faster at every load; slicing 160 B is worth less
+        for q in ("p50", "p90"):
+            full = _row(doc, f"nfslicer at {m} Mpps", f"{q} latency vs baseline")["nfpark"]
+            part = _row(doc, f"nfslicer-160 at {m} Mpps", f"{q} latency vs baseline")["nfpark"]
+            assert full < part < 0, (m, q)
+    g1 = _row(doc, "nfslicer at 1 Mpps", "p90 latency vs baseline")["nfpark"]
+    g7 = _row(doc, "nfslicer at 7 Mpps", "p90 latency vs baseline")["nfpark"]
+    assert g7 < 2 * g1  # the gap grows with the load
+    # 1514 B frames: 2 x 1514 B cross without slicing, 2 x 50 B (headers + token) with it
+    assert _row(doc, "baseline", "packet bytes across PCIe a packet (RX+TX)")["nfpark"] == 3028
+    assert _row(doc, "nfslicer", "packet bytes across PCIe a packet (RX+TX)")["nfpark"] == 100
+    for v, paper in (("baseline", 21.0), ("nfslicer", 1.9)):
+        assert _row(doc, v, "PCIe traffic at 6.5 Mpps")["nfpark"] == pytest.approx(paper, rel=0.1)
+
+
+def test_nicmem_nfv_numbers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _, doc, _, _ = _quick("nicmem_nfv", tmp_path_factory)
+    for x in (120, 180, 200):
+        assert _row(doc, f"nicmem vs host at {x} Gbps", "average latency")["nfpark"] < -5
+    assert _row(doc, "nicmem vs host at 200 Gbps", "throughput")["nfpark"] > 5
+    assert _row(doc, "nicmem vs host at 120 Gbps", "throughput")["nfpark"] == pytest.approx(
+        0, abs=0.5)  # below saturation both deliver what is offered
+    assert _row(doc, "nicmem", "packet bytes to host memory a packet")["nfpark"] == 64
+    assert _row(doc, "split", "packet bytes to host memory a packet")["nfpark"] == 1500
+
+
 def test_reframer_numbers(tmp_path_factory: pytest.TempPathFactory) -> None:
     _, doc, _, _ = _quick("reframer_slf", tmp_path_factory)
     slf = _values(doc, "nfpark: SLF (input at 0, Reframer output)")

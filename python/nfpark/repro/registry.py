@@ -6,6 +6,8 @@ from types import ModuleType
 
 from nfpark.repro import (
     nfslicer_bytes,
+    nfslicer_latency,
+    nicmem_nfv,
     payloadpark_goodput,
     queuemem_drops,
     queuemem_reorder,
@@ -27,6 +29,12 @@ REPROS: tuple[Repro, ...] = (
     _row(nfslicer_bytes, "NFSlicer + nicmem (ASPLOS'22)", "NFSlicer §VI-D Fig. 15; nicmem §4.2",
          "bytes and descriptors across the NIC<->host boundary per packet, 1518 B and 64 B, "
          "modes baseline/split/nicmem/nfslicer"),
+    _row(nfslicer_latency, "NFSlicer", "§VI-A Fig. 7, Figs. 8, 10, 15 (simulated)",
+         "p50/p90 latency and PCIe bytes vs load (1-7 Mpps of 1518 B) in nfpark sim: baseline "
+         "vs NFSlicer vs 160 B slices, L2 forwarder on one core"),
+    _row(nicmem_nfv, "nicmem (ASPLOS'22)", "§6.3, Figs. 8, 11 (simulated)",
+         "NAT throughput and latency at up to 200 Gbps of 1500 B in nfpark sim: host vs split "
+         "vs nicmem over two 100 GbE NICs"),
     _row(queuemem_drops, "QUEUE-MEM (NSDI'26)", "Q2, Fig. 7",
          "output vs share of headers the NF drops (0, 10, 30, 50%), 1500 B UDP"),
     _row(queuemem_reorder, "QUEUE-MEM (NSDI'26)", "Q6, Fig. 11",
