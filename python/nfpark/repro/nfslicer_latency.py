@@ -40,7 +40,7 @@ def _pcie_gbytes_per_s(r: dict[str, Any], mpps: float, overhead: int = 72) -> fl
     n = max(c["park.host_boundary.rx_packets"], 1)
     per_pkt = sum(c[f"park.host_boundary.{d}_{k}"] for d in ("rx", "tx")
                   for k in ("data_bytes", "desc_bytes")) / n + 2 * overhead
-    return per_pkt * mpps * 1e6 / 1e9
+    return float(per_pkt * mpps * 1e6 / 1e9)
 
 
 def _gain(base: float, x: float) -> float:
