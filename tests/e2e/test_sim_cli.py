@@ -58,7 +58,7 @@ def test_json_has_the_issues_shape_and_balances(tmp_path: Path) -> None:
     assert [r["params"]["traffic.slf"] for r in runs] == [1, 1, 4, 4]
     for r in runs:
         assert list(r)[: len(ISSUE_KEYS)] == ISSUE_KEYS
-        assert set(r["latency_us"]) == {"avg", "p50", "p99"}
+        assert set(r["latency_us"]) == {"avg", "p50", "p90", "p99"}
         assert r["balanced"] and r["pools_full"]
         assert r["packets_in"] == r["packets_out"] + r["drops_total"]
         assert sum(r["drops"].values()) == r["drops_total"]
@@ -98,5 +98,7 @@ def test_help_and_bad_scenarios(tmp_path: Path) -> None:
     cli.one_line_error(cli.nfpark("sim", bad), str(bad), "[traffic]", "rat_gbps")
     cli.one_line_error(cli.nfpark("sim", tmp_path / "missing.toml"), "missing.toml")
     cli.one_line_error(cli.nfpark("sim", tmp_path), "directory")
-    later = write(tmp_path, "[sim]\nmode = \"nfslicer\"\n")
-    cli.one_line_error(cli.nfpark("sim", later), "nfslicer", "simulator")
+    typo = write(tmp_path, "[sim]\nmode = \"nfslicr\"\n")
+    cli.one_line_error(cli.nfpark("sim", typo), "nfslicr", "nfslicer")  # names the modes
+    ttl = write(tmp_path, "[sim]\nmode = \"nfslicer\"\n[nfslicer]\nttl = 0\n")
+    cli.one_line_error(cli.nfpark("sim", ttl), "[nfslicer] ttl")
