@@ -142,13 +142,9 @@ void NfServer::send_back(Packet* p) {
   ++ctr_.tx;
   const Picos ready = e_.now() + cfg_.latency;
   PcieCost cost{p->len, 1};
-  if (nic_) {
-    p = nic_->tx(p, cost);  // the NIC reads `cost` over PCIe, then makes the frame
-    tx_free_ = std::max(ready, tx_free_) + pcie_time(cost);
-    if (!p) return;  // the splice dropped it (counted by the NIC's program)
-  } else {
-    tx_free_ = std::max(ready, tx_free_) + pcie_time(cost);
-  }
+  p = nic_ ? nic_->tx(p, cost) : p;  // the NIC reads `cost` over PCIe, then makes the frame
+  tx_free_ = std::max(ready, tx_free_) + pcie_time(cost);
+  if (!p) return;  // the splice dropped it (counted by the NIC's program)
   link_free_ =
       std::max(tx_free_, link_free_) + serialization(p->len + kWireOverhead, cfg_.link_gbps);
   back_->arrive(p, link_free_ + cfg_.link_delay, back_link_);
