@@ -9,8 +9,8 @@ from conftest import run_cli
 
 from nfpark.repro import REPROS
 
-NAMES = ["payloadpark_goodput", "nfslicer_bytes", "queuemem_drops", "queuemem_reorder",
-         "queuemem_tbps", "reframer_slf"]
+NAMES = ["payloadpark_goodput", "nfslicer_bytes", "nfslicer_latency", "nicmem_nfv",
+         "queuemem_drops", "queuemem_reorder", "queuemem_tbps", "reframer_slf"]
 
 
 def test_list_names_every_entry_with_paper_and_figure() -> None:
