@@ -164,7 +164,7 @@ class SwitchQueueStore {
   std::vector<Slice> slice_;
   std::deque<uint32_t> resumes_;
   std::function<void(const Leaving&)> reconstruct_;
-  uint64_t leaked_ = 0, leaked_resolved_ = 0, pause_refused_ = 0;
+  uint64_t leaked_ = 0, pause_refused_ = 0;
   uint64_t payloads_ = 0, stored_ = 0;  // records QUEUE-MEM owns: payloads, stored headers
 };
 
