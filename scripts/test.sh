@@ -2,7 +2,8 @@
 # The test command (`make test`, and CI's .ci/run): every suite, failing on the first failure.
 #  1. C++ unit tests (GoogleTest via ctest) on the release build
 #  2. the same unit tests built by clang with AddressSanitizer + UBSan
-#  3. the libFuzzer targets (clang, ASan + UBSan), 60 s each, two at a time (scripts/fuzz.sh)
+#  3. the libFuzzer targets (clang, ASan + UBSan), 30 s each with a fixed seed, two at a time
+#     (scripts/fuzz.sh; longer searches: scripts/fuzz.sh --seconds 3600)
 #  4. Python lab tests and end-to-end tests that drive ./nfpark (pytest; includes the short soak)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +27,9 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
 
-echo "== fuzzing (libFuzzer + ASan + UBSan, ${NFPARK_FUZZ_SECONDS:-60} s per target, two at a time)"
+echo "== fuzzing (libFuzzer + ASan + UBSan, ${NFPARK_FUZZ_SECONDS:-30} s per target, two at a time)"
 fuzz_start=$(date +%s)
-NFPARK_FUZZ_SEED="${NFPARK_FUZZ_SEED:-1}" scripts/fuzz.sh --seconds "${NFPARK_FUZZ_SECONDS:-60}" --jobs 2
+NFPARK_FUZZ_SEED="${NFPARK_FUZZ_SEED:-1}" scripts/fuzz.sh --seconds "${NFPARK_FUZZ_SECONDS:-30}" --jobs 2
 echo "   fuzzing took $(( $(date +%s) - fuzz_start )) s, build included"
 
 echo "== Python lint and types (ruff, mypy)"
