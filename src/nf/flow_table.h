@@ -44,6 +44,7 @@
 
 #include "core/flow_key.h"
 #include "core/time.h"
+#include "nf/huge_array.h"
 
 namespace nfpark::nf {
 
@@ -74,14 +75,14 @@ class FlowTable {
     size_t want = std::max<size_t>(capacity + capacity / 4, 2 * kWays);
     slots_ = std::bit_ceil(want);
     mask_ = uint32_t(slots_ / kWays - 1);
-    tags_ = static_cast<uint32_t*>(::operator new[](slots_ * 4, std::align_val_t{64}));
+    // Huge pages where the kernel gives them (a 1M-flow table spans 136 MiB: 4 KiB pages would
+    // miss the TLB on every lookup); written once here so no page faults on the packet path.
+    tag_mem_.resize(slots_, 0);
+    entry_mem_.resize(slots_, Entry{});
+    tags_ = tag_mem_.data();
+    entries_ = entry_mem_.data();
     std::memset(tags_, 0, slots_ * 4);
-    entries_ = static_cast<Entry*>(::operator new[](slots_ * sizeof(Entry), std::align_val_t{64}));
     std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
-  }
-  ~FlowTable() {
-    ::operator delete[](entries_, std::align_val_t{64});
-    ::operator delete[](tags_, std::align_val_t{64});
   }
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
@@ -93,6 +94,8 @@ class FlowTable {
     std::swap(hash_, o.hash_);
     std::swap(slots_, o.slots_);
     std::swap(mask_, o.mask_);
+    std::swap(tag_mem_, o.tag_mem_);
+    std::swap(entry_mem_, o.entry_mem_);
     std::swap(tags_, o.tags_);
     std::swap(entries_, o.entries_);
     std::swap(size_, o.size_);
@@ -250,7 +253,9 @@ class FlowTable {
   Hash hash_;
   size_t slots_ = 0;
   uint32_t mask_ = 0;
-  uint32_t* tags_ = nullptr;  // 64-byte aligned: one bucket's tags = one cache line
+  HugeArray<uint32_t> tag_mem_;  // 64-byte aligned: one bucket's tags = one cache line
+  HugeArray<Entry> entry_mem_;
+  uint32_t* tags_ = nullptr;  // tag_mem_.data(), entry_mem_.data()
   Entry* entries_ = nullptr;
   size_t size_ = 0;
   uint32_t cursor_ = 0;

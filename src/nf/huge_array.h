@@ -8,7 +8,8 @@
 // the array works the same on 4 KiB pages). Growth doubles the capacity and copies, so it is for
 // build time only (never on a packet path). Pages are touched only when written: growing with
 // a zero fill leaves the new pages unbacked until first written.
-// Not DPDK: plain mmap, so the simulator and the unit tests use the same tables.
+// Not DPDK: plain mmap, so the simulator and the unit tests use the same tables. Under
+// AddressSanitizer the array lives on the heap instead (64-byte aligned), so ASan checks it.
 #pragma once
 #include <sys/mman.h>
 
@@ -26,25 +27,52 @@ template <class T>
 class HugeArray {
   static_assert(std::is_trivially_copyable_v<T>);
   static constexpr size_t kHuge = size_t(2) << 20;
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr bool kHeap = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  static constexpr bool kHeap = true;
+#else
+  static constexpr bool kHeap = false;
+#endif
+#else
+  static constexpr bool kHeap = false;
+#endif
 
  public:
   HugeArray() = default;
   HugeArray(const HugeArray&) = delete;
   HugeArray& operator=(const HugeArray&) = delete;
-  HugeArray(HugeArray&& o) noexcept { swap(o); }
+  HugeArray(HugeArray&& o) noexcept {
+    swap(o);
+  }
   HugeArray& operator=(HugeArray&& o) noexcept {
     HugeArray(std::move(o)).swap(*this);
     return *this;
   }
-  ~HugeArray() { release(); }
+  ~HugeArray() {
+    release();
+  }
 
-  size_t size() const { return n_; }
-  T* data() { return p_; }
-  const T* data() const { return p_; }
-  T& operator[](size_t i) { return p_[i]; }
-  const T& operator[](size_t i) const { return p_[i]; }
+  size_t size() const {
+    return n_;
+  }
+  T* data() {
+    return p_;
+  }
+  const T* data() const {
+    return p_;
+  }
+  T& operator[](size_t i) {
+    return p_[i];
+  }
+  const T& operator[](size_t i) const {
+    return p_[i];
+  }
   // Bytes mapped (what the table costs in memory).
-  size_t mapped_bytes() const { return map_len_; }
+  size_t mapped_bytes() const {
+    return map_len_;
+  }
 
   // Grows (or shrinks) to n elements; new elements are `fill`. Throws std::bad_alloc.
   void resize(size_t n, const T& fill) {
@@ -65,6 +93,15 @@ class HugeArray {
     size_t bytes = cap * sizeof(T);
     const bool huge = bytes >= kHuge;
     if (huge) bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
+    if constexpr (kHeap) {  // ASan: heap memory it can check (no huge pages)
+      T* p = static_cast<T*>(::operator new (bytes, std::align_val_t{64}));
+      std::memset(static_cast<void*>(p), 0, bytes);
+      if (n_) std::memcpy(static_cast<void*>(p), p_, n_ * sizeof(T));
+      const size_t n = n_;
+      release();
+      p_ = p, n_ = n, cap_ = bytes / sizeof(T), map_len_ = bytes;
+      return;
+    }
     const size_t len = huge ? bytes + kHuge : bytes;  // slack to align to 2 MiB
     void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
@@ -86,7 +123,8 @@ class HugeArray {
     p_ = p, n_ = n, cap_ = bytes / sizeof(T), map_len_ = bytes;
   }
   void release() {
-    if (p_) munmap(p_, map_len_);
+    if (p_ && kHeap) ::operator delete (p_, std::align_val_t{64});
+    if (p_ && !kHeap) munmap(p_, map_len_);
     p_ = nullptr;
     map_len_ = 0;
   }

@@ -87,10 +87,12 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     idx[i] = root_index(keys[i]);
     __builtin_prefetch(root + idx[i]);
   }
-  uint32_t ext = 0;  // bit i: key i's entry is a child group
+  uint32_t ext = 0;  // bit i: key i's entry is a child group (out[i] holds it until resolved)
   for (size_t i = 0; i < n; ++i) {
-    out[i] = root[idx[i]];
-    ext |= uint32_t(out[i] >> 30 & 1) << i;
+    const uint32_t e = root[idx[i]];
+    const uint32_t x = e >> 30 & 1;
+    ext |= x << i;
+    out[i] = x ? e : answer(e);
   }
   for (int pos = stride_ / 8; ext; ++pos) {
     for (uint32_t m = ext; m; m &= m - 1) {
@@ -101,12 +103,13 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     uint32_t next = 0;
     for (uint32_t m = ext; m; m &= m - 1) {
       const int i = __builtin_ctz(m);
-      out[i] = groups[idx[i]];
-      next |= uint32_t(out[i] >> 30 & 1) << i;
+      const uint32_t e = groups[idx[i]];
+      const uint32_t x = e >> 30 & 1;
+      next |= x << i;
+      out[i] = x ? e : answer(e);
     }
     ext = next;
   }
-  for (size_t i = 0; i < n; ++i) out[i] = (out[i] & kValid) ? (out[i] & kValMask) : kNoRoute;
 }
 
 void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
