@@ -113,28 +113,24 @@ class FlowTable {
   }
   // Stage 2: read the (prefetched) tags and prefetch the entry that will probably match.
   void prefetch_entry(uint64_t h) const {
-    uint32_t t = tag(h);
-    uint32_t m = match(b1(h), t);
-    uint32_t b = b1(h);
-    if (!m) m = match(b = b2(h), t);
-    if (m) __builtin_prefetch(&entries_[b * kWays + uint32_t(std::countr_zero(m))]);
+    const uint32_t c1 = b1(h), c2 = b2(h);
+    const uint32_t m = match2(c1, c2, tag(h));
+    if (m) __builtin_prefetch(&entries_[slot_at(c1, c2, m)]);
   }
 
   // Live entry of `k` or kNone. Refreshes last_seen when `touch`. Expired matches are removed.
   uint32_t find(const Key& k, uint64_t h, Nanos now, bool touch = true) {
-    uint32_t t = tag(h);
-    for (uint32_t b : {b1(h), b2(h)}) {
-      for (uint32_t m = match(b, t); m; m &= m - 1) {
-        uint32_t s = b * kWays + uint32_t(std::countr_zero(m));
-        Entry& e = entries_[s];
-        if (!(e.key == k)) continue;
-        if (expired(e, now)) {
-          expire(s);
-          return kNone;
-        }
-        if (touch) e.last_seen = now;
-        return s;
+    const uint32_t c1 = b1(h), c2 = b2(h);
+    for (uint32_t m = match2(c1, c2, tag(h)); m; m &= m - 1) {  // bucket c1's slots first
+      const uint32_t s = slot_at(c1, c2, m);
+      Entry& e = entries_[s];
+      if (!(e.key == k)) continue;
+      if (expired(e, now)) {
+        expire(s);
+        return kNone;
       }
+      if (touch) e.last_seen = now;
+      return s;
     }
     return kNone;
   }
@@ -218,6 +214,16 @@ class FlowTable {
     uint32_t m = 0;
     for (uint32_t i = 0; i < kWays; ++i) m |= uint32_t(g[i] == t) << i;
     return m;
+  }
+  // Both candidate buckets at once: bits 0-15 = slots of c1, bits 16-31 = slots of c2. One mask
+  // for both means no branch on which bucket holds the key (it is either, half the time).
+  uint32_t match2(uint32_t c1, uint32_t c2, uint32_t t) const {
+    return match(c1, t) | match(c2, t) << kWays;
+  }
+  // The slot of the lowest set bit of a match2() mask.
+  static uint32_t slot_at(uint32_t c1, uint32_t c2, uint32_t m) {
+    const uint32_t bit = uint32_t(std::countr_zero(m));
+    return (bit < kWays ? c1 : c2) * kWays + (bit & (kWays - 1));
   }
   bool expired(const Entry& e, Nanos now) const {
     return timeout_ > 0 && now - e.last_seen > timeout_;
