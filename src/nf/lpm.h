@@ -15,9 +15,10 @@
 // entry that must be refined further becomes a child group initialised with its old contents.
 // The result is independent of insertion order; equal prefixes: the last insert wins.
 // Lookup: one load per stride until a non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2
-// (24-8), IPv6 ≤ 15. lookup_burst() walks up to 32 keys a level at a time and prefetches every
-// key's next entry before reading any of them, so the cache and TLB misses of a burst overlap
-// (rte_lpm_lookup_bulk does the same for DIR-24-8).
+// (24-8), IPv6 ≤ 15. lookup_burst() walks 16-bit-root and IPv6 tries up to 32 keys a level at a
+// time, prefetching every key's next entry before reading any of them, so the misses of a burst
+// overlap; under a 24-bit root it is a plain loop (one load per key, overlapped by the
+// out-of-order core; measured faster there, see lpm.cc).
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
 // where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk).
 // In auto mode the routes are kept (20 B each) until the rebuild. No deletion (static config).
