@@ -1,13 +1,23 @@
 #include "nf/lpm.h"
 
-#include <array>
 #include <cstring>
 
 #include "nf/lpm_prefix.h"
 
 namespace nfpark::nf {
 
-Lpm::Lpm(int key_bytes) : key_bytes_(key_bytes == 4 ? 4 : 16), root_(1u << 16, 0) {}
+Lpm::Lpm(int key_bytes, int first_stride)
+    : key_bytes_(key_bytes == 4 ? 4 : 16),
+      auto_widen_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24) {
+  init_root(key_bytes_ == 4 && first_stride == 24 ? 24 : 16);
+}
+
+void Lpm::init_root(int stride) {
+  stride_ = stride;
+  root_.clear();
+  groups_.clear();
+  root_.resize(size_t(1) << stride, 0);
+}
 
 void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len) {
   for (uint32_t i = first; i < first + n; ++i) {
@@ -22,18 +32,33 @@ void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len
 
 bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   if (value > kMaxValue || len < 0 || len > 8 * key_bytes_) return false;
-  std::array<uint8_t, 16> key{};
-  std::memcpy(key.data(), prefix, size_t(key_bytes_));
-  mask_prefix(key.data(), key_bytes_, len);
-  const uint32_t entry = kValid | uint32_t(len) << 22 | value;
+  Route r{};
+  std::memcpy(r.prefix.data(), prefix, size_t(key_bytes_));
+  mask_prefix(r.prefix.data(), key_bytes_, len);
+  r.len = uint8_t(len);
+  r.value = value;
+  if (!insert_masked(r.prefix.data(), len, value)) return false;
+  if (!auto_widen_) return true;
+  routes_.push_back(r);
+  if (groups() <= kWidenAfterGroups) return true;
+  // Rebuild with a 24-bit root: replaying in insertion order keeps "the last insert wins".
+  auto_widen_ = false;
+  init_root(24);
+  for (const Route& x : routes_)
+    if (!insert_masked(x.prefix.data(), x.len, x.value)) return false;
+  std::vector<Route>().swap(routes_);
+  return true;
+}
 
+bool Lpm::insert_masked(const uint8_t* key, int len, uint32_t value) {
+  const uint32_t entry = kValid | uint32_t(len) << 22 | value;
   int64_t base = -1;  // the table we are in
-  uint32_t index = uint32_t(key[0]) << 8 | key[1];
-  int stride = 16, consumed = 16, pos = 2;
+  uint32_t index = root_index(key);
+  int stride = stride_, consumed = stride_, pos = stride_ / 8;
   while (len > consumed) {
     uint32_t e = at(base, index);
     if (!(e & kExt)) {  // refine: a child group holding the old entry everywhere
-      size_t g = groups_.size() / 256;
+      size_t g = groups();
       if (g > kValMask) return false;
       groups_.resize(groups_.size() + 256, e);
       at(base, index) = kExt | uint32_t(g);
@@ -49,6 +74,55 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   uint32_t first = index & ~(span - 1) & ((1u << stride) - 1);
   fill(base, first, span, entry, len);
   return true;
+}
+
+// One level at a time for all keys: issue every key's load (prefetch) before using any, so the
+// misses overlap instead of each waiting for the previous one. (Measured on this machine: a
+// branch-free step of every lane per level, or prefetch-then-lookup() per key, were slower.)
+void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+  const uint32_t* root = root_.data();
+  const uint32_t* groups = groups_.data();
+  uint32_t idx[kMaxBurst];
+  for (size_t i = 0; i < n; ++i) {
+    idx[i] = root_index(keys[i]);
+    __builtin_prefetch(root + idx[i]);
+  }
+  uint32_t ext = 0;  // bit i: key i's entry is a child group (out[i] holds it until resolved)
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t e = root[idx[i]];
+    const uint32_t x = e >> 30 & 1;
+    ext |= x << i;
+    out[i] = x ? e : answer(e);
+  }
+  for (int pos = stride_ / 8; ext; ++pos) {
+    for (uint32_t m = ext; m; m &= m - 1) {
+      const int i = __builtin_ctz(m);
+      idx[i] = (out[i] & kValMask) << 8 | keys[i][pos];
+      __builtin_prefetch(groups + idx[i]);
+    }
+    uint32_t next = 0;
+    for (uint32_t m = ext; m; m &= m - 1) {
+      const int i = __builtin_ctz(m);
+      const uint32_t e = groups[idx[i]];
+      const uint32_t x = e >> 30 & 1;
+      next |= x << i;
+      out[i] = x ? e : answer(e);
+    }
+    ext = next;
+  }
+}
+
+void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+  // Under a 24-bit root nearly every key is one load with a predictable branch: a plain loop
+  // lets the out-of-order core overlap the misses and measured faster than staged prefetching
+  // (same run: 3.6 vs 4.9-5.7 ns/lookup at 100k routes, 2.1-3.0 vs 2.2-2.6 at 1k). Deeper
+  // tries (16-bit root, IPv6) walk unpredictable dependent chains: there the stages win.
+  if (stride_ == 24) {
+    for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
+    return;
+  }
+  for (size_t i = 0; i < n; i += kMaxBurst)
+    lookup_chunk(keys + i, out + i, n - i < kMaxBurst ? n - i : kMaxBurst);
 }
 
 }  // namespace nfpark::nf

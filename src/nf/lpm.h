@@ -1,19 +1,35 @@
 // Lpm: longest-prefix match over IPv4 (4-byte) or IPv6 (16-byte) keys — a multibit trie with a
-// 16-bit first stride and 8-bit strides below (DIR-16-8-8 for IPv4, 16-8-...-8 for IPv6), built
-// by controlled prefix expansion (Srinivasan & Varghese 1999, as in DPDK's rte_lpm/rte_lpm6).
+// 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4,
+// 16-8-...-8 for IPv6), built by controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8
+// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6).
 //
-// Theory of operation. The root has 2^16 entries, each child group 2^8. An entry is a 32-bit word:
-// valid bit, "extended" bit (the value is a child group index), the length of the prefix that
-// wrote it (0..128) and a 22-bit value. Inserting a prefix of length `len` writes every entry it
-// covers at the level where `len` ends, except entries already written by a longer prefix; an
+// Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default):
+// IPv4 starts at 16 and rebuilds itself with 24 once it holds more than kWidenAfterGroups child
+// groups (64 KiB; ~100 routes longer than /16), where one load from a 64 MiB root beats 2-3
+// dependent loads even at 1k routes (peers_lib_bench lpm: 2.0-2.5 vs 3.1-4.4 ns/lookup).
+//
+// Theory of operation. The root has 2^stride entries, each child group 2^8. An entry is a 32-bit
+// word: valid bit, "extended" bit (the value is a child group index), the length of the prefix
+// that wrote it (0..128) and a 22-bit value. Inserting a prefix of length `len` writes every entry
+// it covers at the level where `len` ends, except entries already written by a longer prefix; an
 // entry that must be refined further becomes a child group initialised with its old contents.
 // The result is independent of insertion order; equal prefixes: the last insert wins.
-// Lookup: one load per stride until a non-extended entry — 1..3 loads for IPv4, ≤ 15 for IPv6.
-// Memory: 256 KiB root + 1 KiB per child group. No deletion (routes are static config).
+// Lookup: one load per stride until a non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2
+// (24-8), IPv6 ≤ 15. lookup_burst() walks 16-bit-root and IPv6 tries up to 32 keys a level at a
+// time, prefetching every key's next entry before reading any of them, so the misses of a burst
+// overlap; under a 24-bit root it is a plain loop (one load per key, overlapped by the
+// out-of-order core; measured faster there, see lpm.cc).
+// Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
+// where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk).
+// In auto mode the routes are kept (20 B each) until the rebuild. No deletion (static config).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#include "nf/huge_array.h"
 
 namespace nfpark::nf {
 
@@ -21,24 +37,46 @@ class Lpm {
  public:
   static constexpr uint32_t kNoRoute = ~0u;
   static constexpr uint32_t kMaxValue = (1u << 22) - 1;
+  // Auto mode widens an IPv4 table to a 24-bit first stride past this many child groups.
+  static constexpr size_t kWidenAfterGroups = 64;
+  static constexpr size_t kMaxBurst = 32;
 
-  explicit Lpm(int key_bytes);  // 4 or 16
+  explicit Lpm(int key_bytes, int first_stride = 0);  // key_bytes 4 or 16; stride 0, 16 or 24
   // Inserts prefix (network order, `key_bytes` long, bits past len ignored). False if value is
-  // above kMaxValue or len is out of range.
+  // above kMaxValue, len is out of range or the child groups are exhausted.
   bool insert(const uint8_t* prefix, int len, uint32_t value);
   uint32_t lookup(const uint8_t* key) const {
-    uint32_t e = root_[uint32_t(key[0]) << 8 | key[1]];
-    int pos = 2;
+    uint32_t e = root_[root_index(key)];
+    int pos = stride_ / 8;
     while (e & kExt) e = groups_[size_t(e & kValMask) << 8 | key[pos++]];
-    return (e & kValid) ? (e & kValMask) : kNoRoute;
+    return answer(e);
   }
+  // out[i] = lookup(keys[i]) for i < n (any n; walked 32 at a time with prefetches).
+  void lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   int key_bytes() const { return key_bytes_; }
+  int first_stride() const { return stride_; }
   size_t groups() const { return groups_.size() / 256; }
-  size_t memory_bytes() const { return (root_.size() + groups_.size()) * sizeof(uint32_t); }
+  size_t memory_bytes() const {
+    return (root_.size() + groups_.size()) * sizeof(uint32_t) + routes_.capacity() * sizeof(Route);
+  }
 
  private:
   static constexpr uint32_t kValid = 1u << 31, kExt = 1u << 30, kValMask = kMaxValue;
+  struct Route {
+    std::array<uint8_t, 16> prefix;
+    uint8_t len;
+    uint32_t value;
+  };
   static uint32_t depth(uint32_t e) { return (e >> 22) & 0xFF; }
+  uint32_t root_index(const uint8_t* key) const {  // the first `stride_` bits (keys are >= 4 B)
+    uint32_t w;
+    std::memcpy(&w, key, 4);
+    return __builtin_bswap32(w) >> (32 - stride_);
+  }
+  static uint32_t answer(uint32_t e) { return (e & kValid) ? (e & kValMask) : kNoRoute; }
+  void init_root(int stride);
+  bool insert_masked(const uint8_t* key, int len, uint32_t value);
+  void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   // Writes `entry` over [first, first + n) of the table starting at `base` (root if base < 0,
   // else child group `base`), descending into child groups.
   void fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len);
@@ -47,8 +85,11 @@ class Lpm {
   }
 
   int key_bytes_;
-  std::vector<uint32_t> root_;
-  std::vector<uint32_t> groups_;
+  int stride_ = 16;
+  bool auto_widen_;
+  HugeArray<uint32_t> root_;
+  HugeArray<uint32_t> groups_;
+  std::vector<Route> routes_;  // auto mode, until widened: replayed into the 24-bit table
 };
 
 }  // namespace nfpark::nf

@@ -1,0 +1,149 @@
+// Lpm's first strides (16, 24, auto-widening) and its burst lookup against a brute-force longest
+// match on random prefixes: every stride must give the same answers, one by one and in bursts.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "nf/lpm.h"
+#include "nf/lpm_prefix.h"
+
+namespace nfpark::nf {
+namespace {
+
+struct Route {
+  std::array<uint8_t, 16> addr{};
+  int len = 0;
+  uint32_t v = 0;
+};
+
+struct Rng {
+  uint64_t s;
+  uint64_t operator()() { return s = s * 6364136223846793005ULL + 1442695040888963407ULL, s >> 17; }
+};
+
+bool covers(const Route& r, const uint8_t* key) {
+  const int full = r.len / 8, rest = r.len % 8;
+  if (std::memcmp(key, r.addr.data(), size_t(full)) != 0) return false;
+  return rest == 0 || ((key[full] ^ r.addr[size_t(full)]) & uint8_t(0xFF00 >> rest)) == 0;
+}
+
+// Longest match; equal prefixes: the last insert wins.
+uint32_t reference(const std::vector<Route>& routes, const uint8_t* key) {
+  uint32_t want = Lpm::kNoRoute;
+  int best = -1;
+  for (const Route& r : routes)
+    if (r.len >= best && covers(r, key)) best = r.len, want = r.v;
+  return want;
+}
+
+// `n` random routes of `bytes`-byte keys, lengths spread over 0..8*bytes with a BGP-like bias to
+// /16-/24 (IPv4) and clustered in a few top bytes so that prefixes nest; some duplicates.
+std::vector<Route> make_routes(Rng& rnd, size_t n, int bytes) {
+  std::vector<Route> out(1);  // a default route, as a router has
+  for (size_t i = 1; i < n; ++i) {
+    Route r;
+    const uint64_t pick = rnd() % 50;  // few short prefixes: each fills up to 2^24 entries
+    const int max = 8 * bytes;
+    r.len = pick < 20   ? 16 + int(rnd() % 9)
+            : pick < 22 ? 4 + int(rnd() % 12)
+                        : 8 + int(rnd() % (max - 7));
+    for (auto& b : r.addr) b = uint8_t(rnd());
+    r.addr[0] = uint8_t(10 + rnd() % 3);                    // nest: three top bytes only
+    if (i % 7 == 6) r.addr = out[rnd() % out.size()].addr;  // same address, other length
+    mask_prefix(r.addr.data(), bytes, r.len);
+    r.v = uint32_t(i);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::array<uint8_t, 16>> make_keys(Rng& rnd, const std::vector<Route>& routes,
+                                               size_t n) {
+  std::vector<std::array<uint8_t, 16>> keys(n);
+  for (auto& k : keys) {
+    for (auto& b : k) b = uint8_t(rnd());
+    if (rnd() % 5 == 0) continue;  // random key (mostly a miss or the short prefixes)
+    const Route& r = routes[rnd() % routes.size()];
+    for (int bit = 0; bit < r.len; ++bit) {
+      const uint8_t m = uint8_t(0x80 >> (bit % 8));
+      k[size_t(bit / 8)] = uint8_t((k[size_t(bit / 8)] & ~m) | (r.addr[size_t(bit / 8)] & m));
+    }
+  }
+  return keys;
+}
+
+void check(Lpm& t, const std::vector<Route>& routes, Rng& rnd, size_t nkeys) {
+  for (const Route& r : routes) ASSERT_TRUE(t.insert(r.addr.data(), r.len, r.v));
+  const auto keys = make_keys(rnd, routes, nkeys);
+  std::vector<const uint8_t*> ptrs;
+  for (const auto& k : keys) ptrs.push_back(k.data());
+  std::vector<uint32_t> burst(nkeys + 1, 0xDEAD);
+  // An odd count: full bursts of 32 and a partial one; the guard element stays untouched.
+  t.lookup_burst(ptrs.data(), burst.data(), nkeys);
+  EXPECT_EQ(burst[nkeys], 0xDEADu);
+  size_t routed = 0;
+  for (size_t i = 0; i < nkeys; ++i) {
+    const uint32_t want = reference(routes, keys[i].data());
+    ASSERT_EQ(t.lookup(keys[i].data()), want) << "key " << i << " stride " << t.first_stride();
+    ASSERT_EQ(burst[i], want) << "burst key " << i << " stride " << t.first_stride();
+    routed += want != Lpm::kNoRoute && want != 0;  // 0: the default route
+  }
+  EXPECT_GT(routed, nkeys / 2);  // the keys exercise routes, not only the default
+}
+
+TEST(LpmStride, Ipv4EveryStrideMatchesBruteForceOneByOneAndInBursts) {
+  for (int stride : {16, 24}) {
+    Rng rnd{uint64_t(stride)};
+    const auto routes = make_routes(rnd, 1500, 4);
+    Lpm t(4, stride);
+    check(t, routes, rnd, 4001);
+    EXPECT_EQ(t.first_stride(), stride);
+  }
+}
+
+TEST(LpmStride, Ipv4AutoWidensPastTheGroupThresholdAndKeepsEveryAnswer) {
+  Rng rnd{77};
+  // /17-/24 routes spread over the whole space: each makes its own child group under a 16-bit
+  // root, so the table crosses kWidenAfterGroups and rebuilds itself with a 24-bit root.
+  std::vector<Route> routes = make_routes(rnd, 600, 4);
+  for (size_t i = 0; i < Lpm::kWidenAfterGroups + 500; ++i) {
+    Route r;
+    const uint32_t a = uint32_t(rnd());
+    std::memcpy(r.addr.data(), &a, 4);
+    r.len = 17 + int(rnd() % 8);
+    mask_prefix(r.addr.data(), 4, r.len);
+    r.v = uint32_t(routes.size());
+    routes.push_back(r);
+  }
+  routes.push_back(routes[5]);  // an equal prefix after the rebuild: the last insert still wins
+  routes.back().v = 999999;
+  Lpm t(4);
+  EXPECT_EQ(t.first_stride(), 16);
+  check(t, routes, rnd, 3001);
+  EXPECT_EQ(t.first_stride(), 24);
+  EXPECT_LT(t.groups(), 700u);  // only prefixes longer than /24 keep child groups
+}
+
+TEST(LpmStride, Ipv6BurstMatchesBruteForce) {
+  Rng rnd{6};
+  const auto routes = make_routes(rnd, 800, 16);
+  Lpm t(16);
+  check(t, routes, rnd, 2001);
+  EXPECT_EQ(t.first_stride(), 16);
+}
+
+TEST(LpmStride, EmptyTableAndEmptyBurst) {
+  Lpm t(4, 24);
+  const uint8_t k[4] = {1, 2, 3, 4};
+  const uint8_t* p = k;
+  uint32_t out = 0;
+  t.lookup_burst(&p, &out, 1);
+  EXPECT_EQ(out, Lpm::kNoRoute);
+  t.lookup_burst(&p, &out, 0);
+  EXPECT_EQ(out, Lpm::kNoRoute);
+}
+
+}  // namespace
+}  // namespace nfpark::nf
