@@ -173,6 +173,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   // Per NF server, and summed. Another process's NF answers for what it did; what it never
   // sent back is named here, and what it sent back beyond what it got (duplicates) is counted
   // as such.
+  res.servers.resize(m);
   report_servers(servers, external_nf, res);
   uint64_t unanswered = 0, coalesced = 0;
   for (size_t k = 0; k < m; ++k) {

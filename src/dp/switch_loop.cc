@@ -261,7 +261,7 @@ uint32_t SwitchLoop::to_nf() {
         auto& v = per_server_[k];
         if (v.empty()) continue;
         sw_nf_[k].tx(v.data(), uint16_t(v.size()));
-        if (external_nf_) choice_.sent(uint32_t(k), now);
+        if (external_nf_ && sw_nf_[k].peer_seen()) choice_.sent(uint32_t(k), now);
         v.clear();
       }
     }
