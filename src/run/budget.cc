@@ -76,7 +76,8 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
          b.pool_mbufs * mbuf_cost(kDataRoom) + 1024 * (per_mbuf - mbuf_cost(kDataRoom))});
   } else {
     const Holds h = mode_holds(c);
-    const uint64_t want = h.packets + b.reframe_hold + 6 * kRingSize + 4096;
+    const uint64_t want = h.packets + b.reframe_hold + 6 * kRingSize + 4096 +
+                          2 * kRingSize * (std::max<uint32_t>(c.nf_servers, 1) - 1);
     b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : uint32_t(std::min<uint64_t>(want, UINT32_MAX));
     const bool given = c.pool_mbufs != 0;
     b.parts.push_back({given ? "run" : h.section, given ? "pool_mbufs" : h.key,
