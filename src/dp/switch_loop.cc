@@ -29,7 +29,8 @@ SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
 
 run::End SwitchLoop::run() {
   start_ = clock_.now();
-  feeder_.start(start_);
+  const bool wire = input_done_ == nullptr;  // this lcore plays the wire (feeder, writer)
+  if (wire) feeder_.start(start_);
   // How long nothing must move before the run is over: longer when the NF is another process,
   // and while the NF server delays packets (unless the run is stopping: then it releases them).
   const Nanos base_quiet = external_nf_ ? 200 * kMilli : 2 * kMilli;
@@ -47,12 +48,12 @@ run::End SwitchLoop::run() {
         last_activity = now;
       }
     }
-    uint32_t work = live_ || stopping_ ? 0 : feeder_.retry() + feeder_.feed(now);
+    uint32_t work = live_ || stopping_ || !wire ? 0 : feeder_.retry() + feeder_.feed(now);
     work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
     work += to_nf();         // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
-    if (!live_) work += out_.drain();
+    if (!live_ && wire) work += out_.drain();
     if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged()) {
       last_activity = now;
       stall_phase_ = 0;
@@ -64,7 +65,8 @@ run::End SwitchLoop::run() {
       stopping_ = true;
       end = run::End::kIdleExit;
     }
-    const bool input_done = live_ ? stopping_ : feeder_.done() || stopping_;
+    const bool fed = wire ? feeder_.done() : input_done_->load(std::memory_order_acquire);
+    const bool input_done = live_ ? stopping_ : fed || stopping_;
     const Nanos quiet = stopping_ ? base_quiet : delay_quiet;
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands
     // (nor, unless stopping, in the traffic port's ring or refused by the mode).
@@ -79,7 +81,8 @@ run::End SwitchLoop::run() {
     // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
     // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
     // that only new input brings, so it is released now and the frame can enter.
-    if (!live_ && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || server_.held())) {
+    if (!live_ && wire && !input_done && idle && feeder_.starved() &&
+        (cfg_.nf_lcore || server_.held())) {
       end_step(0, now);
       last_activity = now;
     }
@@ -98,7 +101,7 @@ run::End SwitchLoop::run() {
       s.to_nf = sw_nf_.tx_packets, s.from_nf = sw_nf_.rx_packets, s.drops = mode_.drops();
       stats_->publish(now, std::move(s));
     }
-    if (cfg_.progress && now > next_progress && !live_) {
+    if (cfg_.progress && now > next_progress && !live_ && wire) {
       std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s",
                    (unsigned long long)feeder_.packets, (unsigned long long)out_.packets,
                    double(now - start_) / 1e9);

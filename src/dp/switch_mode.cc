@@ -132,14 +132,15 @@ class QueueMemMode final : public SwitchMode {
 // and splices them on the way back.
 class SlicerMode final : public SwitchMode {
  public:
-  explicit SlicerMode(const park::SlicerConfig& c)
-      : sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
+  // `core`: the worker's ring, and the core id its tokens carry (run/worker_config.h).
+  SlicerMode(const park::SlicerConfig& c, uint8_t core)
+      : core_(core), sl_(c), hb_(park::HostMode::kNfslicer), host_(4 * kBurst), wire_(4 * kBurst) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {
       uint32_t wire = p[i]->pkt_len;
       size_t before = host_.size();
-      sl_.split(p[i], 0, host_, wire_);
+      sl_.split(p[i], core_, host_, wire_);
       if (host_.size() > before) {
         rte_mbuf* h = host_[host_.size() - 1];
         hb_.rx_nfslicer(wire, h->pkt_len);
@@ -168,6 +169,7 @@ class SlicerMode final : public SwitchMode {
   void drop_reasons(const CounterSink& s) const override { sl_.counters().drop_reasons(s); }
 
  private:
+  uint8_t core_;
   park::Slicer<MbufOps> sl_;
   park::HostBoundary hb_;
   park::Emitter<rte_mbuf*> host_, wire_;
@@ -254,7 +256,7 @@ std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* 
         err = "nfslicer: " + *e;
         return nullptr;
       }
-      return std::make_unique<SlicerMode>(cfg.slicer);
+      return std::make_unique<SlicerMode>(cfg.slicer, uint8_t(cfg.worker));
     }
     case Mode::kNicmem:
       return std::make_unique<NicSplitMode>(park::HostMode::kNicmem, cfg.header_segment, nic_pool);

@@ -95,13 +95,16 @@ const Setting kSettings[] = {
    "", true, "N", [](R& c, const V& v) { c.pool_mbufs = uint32_t(v.u); }},
   {"run", "mem_mb", "mem-mb", Kind::kInt, 0, 24576, "MiB", "0", "DPDK memory (0: derived from the pools)",
    "", true, "MB", [](R& c, const V& v) { c.mem_mb = uint32_t(v.u); }},
-  // [park]
   {"run", "secret", "secret", Kind::kKey, 0, 0, "", "", "the run's 128-bit secret, keying every tag and token (default: from the OS; set it only for reproducible runs; docs/security.md)",
    "", true, "HEX", [](R& c, const V& v) {
      park::Key128 k{};
      parse_tag_key(v.s, k);
      c.secret = k;
    }},
+  // [dp] (docs/run.md, Workers)
+  {"dp", "workers", "workers", Kind::kInt, 1, 64, "lcores", "1", "lcores each role shards flows over, each with its own store share, NF chain and counters (docs/run.md, Workers)",
+   "", true, "N", [](R& c, const V& v) { c.workers = uint32_t(v.u); }},
+  // [park]
   {"park", "min_payload", "min-payload", Kind::kInt, 0, 9000, "bytes", "160", "PayloadPark: smallest L4 payload that is parked",
    "", true, "B", [](R& c, const V& v) { c.park.min_payload = uint32_t(v.u); }},
   {"park", "park_bytes", "park-bytes", Kind::kIntOrAll, 1, 9000, "bytes", "160", "PayloadPark: payload bytes parked per packet (352: with recirculation; all: the whole payload)",
