@@ -323,7 +323,7 @@ class Loop {
           uint64_t t0 = rte_rdtsc();
           sw_.count_rx(b, k);
           to_out.clear();
-          mode->from_nf(b, k, to_out);
+          mode->from_nf(b, k, 0, to_out);
           mode->poll(server.clock(), sw_.rx_pending() == 0, to_out);  // the mode's timers
           from_nf_t.add(rte_rdtsc() - t0, k, preempted);
           if (!to_out.empty()) e_.traffic.tx(to_out.data(), uint16_t(to_out.size()));

@@ -85,7 +85,7 @@ bool bench_traffic(DpEnv& env, const Traffic& traffic, int trials,
         const uint64_t t0 = rte_rdtsc();
         const uint16_t took = modes[k]->to_nf(&mbs[b], n, nf, out);
         const uint64_t t1 = rte_rdtsc();
-        modes[k]->from_nf(nf.data(), uint16_t(nf.size()), out);
+        modes[k]->from_nf(nf.data(), uint16_t(nf.size()), 0, out);
         const uint64_t t2 = rte_rdtsc();
         in += t1 - t0;
         back += t2 - t1;

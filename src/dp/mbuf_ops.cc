@@ -11,6 +11,7 @@ namespace nfpark::dp {
 int MbufMeta::offset = -1;
 int MbufMeta::ts_offset = -1;
 int MbufMeta::cut_offset = -1;
+int MbufMeta::server_offset = -1;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
@@ -19,7 +20,9 @@ bool MbufMeta::register_meta() {
   offset = rte_mbuf_dynfield_register(&desc);
   ts_offset = rte_mbuf_dynfield_register(&tsd);
   cut_offset = rte_mbuf_dynfield_register(&cutd);
-  return offset >= 0 && ts_offset >= 0 && cut_offset >= 0;
+  static const rte_mbuf_dynfield srvd = {"nfpark_srv", sizeof(uint32_t), alignof(uint32_t), 0};
+  server_offset = rte_mbuf_dynfield_register(&srvd);
+  return offset >= 0 && ts_offset >= 0 && cut_offset >= 0 && server_offset >= 0;
 }
 
 bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {

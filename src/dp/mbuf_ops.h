@@ -44,20 +44,25 @@ struct MbufMeta {
   static int offset;  // dynfield offsets, registered by register_meta()
   static int ts_offset;
   static int cut_offset;
+  static int server_offset;
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
   static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
   static uint32_t& cut(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, cut_offset, uint32_t*); }
+  // The NF server a packet goes to (switch with several NF servers; 0 with one).
+  static uint32_t& server(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, server_offset, uint32_t*); }
   static void copy(rte_mbuf* to, rte_mbuf* from) {
     seq(to) = seq(from);
     ts(to) = ts(from);
     cut(to) = cut(from);
+    server(to) = server(from);
   }
   // A packet that came from another process or the wire: nothing of ours travelled with it.
   static void reset(rte_mbuf* m) {
     seq(m) = kUnknown;
     ts(m) = 0;
     cut(m) = 0;
+    server(m) = 0;
   }
   // A packet that came from another process (its sequence number did not travel with it).
   static constexpr uint64_t kUnknown = ~0ull;

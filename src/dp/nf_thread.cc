@@ -9,7 +9,8 @@ namespace nfpark::dp {
 bool NfThread::idle() const {
   uint64_t e1 = epoch.load();
   bool b1 = busy.load();
-  bool empty = port->rx_pending() == 0;
+  bool empty = true;
+  for (Port* p : ports) empty = empty && p->rx_pending() == 0;
   bool b2 = busy.load();
   uint64_t e2 = epoch.load();
   return !b1 && !b2 && e1 == e2 && empty;
@@ -28,23 +29,32 @@ int nf_thread_main(void* arg) {
   while (!t->stop.load(std::memory_order_relaxed)) {
     t->busy.store(true);
     t->epoch.fetch_add(1);
+    const size_t m = t->servers.size();
     if (t->flush_req.load()) {
-      t->server->flush(*t->port, clock.now());
+      for (size_t k = 0; k < m; ++k) t->servers[k]->flush(*t->ports[k], clock.now());
       t->flush_req.store(false);
     }
-    uint16_t n = t->server->poll(*t->port, clock.now());
-    // Nothing may stay in the server's hands between polls (the main lcore reads the other end
-    // until it sets `stop`).
-    while (!t->port->flush() && !t->stop.load(std::memory_order_relaxed)) {
+    uint32_t n = 0;
+    Nanos nf_clock = INT64_MIN;  // the oldest clock of the servers that have one
+    for (size_t k = 0; k < m; ++k) {
+      n += t->servers[k]->poll(*t->ports[k], clock.now());
+      // Nothing may stay in the server's hands between polls (the main lcore reads the other
+      // end until it sets `stop`).
+      while (!t->ports[k]->flush() && !t->stop.load(std::memory_order_relaxed)) {
+      }
+      const Nanos c = t->servers[k]->clock();
+      if (c != INT64_MIN && (nf_clock == INT64_MIN || c < nf_clock)) nf_clock = c;
     }
-    t->clock.store(t->server->clock());
+    t->clock.store(nf_clock);
     t->busy.store(false);
     if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
   }
   // Releases what it holds; what its port does not take stays in the port's backlog, where the
   // main lcore finds it once this lcore has stopped (SwitchLoop::finish).
-  t->server->flush(*t->port, clock.now());
-  for (int i = 0; i < 1000 && !t->port->flush(); ++i) {
+  for (size_t k = 0; k < t->servers.size(); ++k) {
+    t->servers[k]->flush(*t->ports[k], clock.now());
+    for (int i = 0; i < 1000 && !t->ports[k]->flush(); ++i) {
+    }
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 // NfThread: the NF server on its own lcore (`nfpark run --nf-lcore`), and the handshake that
-// lets the main lcore end a run safely.
+// lets the main lcore end a run safely. With several NF servers (--nf-servers M) the one lcore
+// serves them all, each its own NfServer on its own ring pair, in turn (this machine has two
+// cores: one for the switch, one for the NF side).
 //
 // The main lcore may end the run only when the server holds nothing: `epoch` counts polls and
 // `busy` is set during one, so a reader that sees the same epoch and !busy before and after
@@ -10,6 +12,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "core/time.h"
 #include "dp/nf_server.h"
@@ -18,8 +21,8 @@
 namespace nfpark::dp {
 
 struct NfThread {
-  NfServer* server;
-  Port* port;
+  std::vector<NfServer*> servers;  // server k serves ports[k]
+  std::vector<Port*> ports;
   std::atomic<bool> stop{false};
   std::atomic<bool> busy{false};
   std::atomic<uint64_t> epoch{0};

@@ -113,6 +113,9 @@ class Port {
   unsigned rx_pending() const { return rx_ring_ ? rte_ring_count(rx_ring_) : 0; }
   void stop();
 
+  // False while a gated port (memif) has never had its peer: what it is sent waits for one, so
+  // silence is no sign that the peer stopped answering (park/server_choice.h).
+  bool peer_seen() const { return !gate_ || was_up_; }
   uint16_t id() const { return id_; }
   const std::string& name() const { return name_; }
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;

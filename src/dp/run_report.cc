@@ -1,5 +1,7 @@
 #include "dp/run_report.h"
 
+#include <algorithm>
+
 namespace nfpark::dp {
 
 void report_server(const NfServer& server, bool with_chain, RunResult& res) {
@@ -41,8 +43,46 @@ void report_server(const NfServer& server, bool with_chain, RunResult& res) {
   }
 }
 
-void report_mode(const SwitchMode& mode, const NfServer& server, RunResult& res) {
-  res.nf_drops_ended = server.endpoint().drop_freed + mode.nf_drops_returned();
+void report_servers(const std::vector<std::unique_ptr<NfServer>>& servers, bool external,
+                    RunResult& res) {
+  const size_t m = std::max<size_t>(res.servers.size(), servers.size());
+  res.servers.resize(m);
+  if (servers.size() == 1) {
+    report_server(*servers[0], !external, res);
+    res.servers[0].nf_drops = res.nf_drops;
+    return;
+  }
+  for (size_t k = 0; k < servers.size(); ++k) {
+    RunResult t;
+    report_server(*servers[k], true, t);
+    res.servers[k].nf_drops = t.nf_drops;
+    res.nf_drops += t.nf_drops;
+    res.nf_drops_ended += t.nf_drops_ended;
+    res.fault_drops += t.fault_drops;
+    res.duplicates += t.duplicates;
+    for (auto maps : {std::pair{&res.drops, &t.drops}, std::pair{&res.faults, &t.faults},
+                       std::pair{&res.nf, &t.nf}, std::pair{&res.reframe, &t.reframe}})
+      for (auto& [key, v] : maps.second->values) maps.first->values[key] += v;
+    for (std::string& w : t.warnings)
+      if (std::find(res.warnings.begin(), res.warnings.end(), w) == res.warnings.end())
+        res.warnings.push_back(std::move(w));
+    if (t.reframe_on) {  // SLF and waits: the first server's (each server has its own)
+      if (!res.reframe_on) {
+        res.reframe_slf_in = t.reframe_slf_in, res.reframe_slf_out = t.reframe_slf_out;
+        res.reframe_useless_wait_us = t.reframe_useless_wait_us;
+      }
+      res.reframe_on = true;
+      res.reframe_held += t.reframe_held;
+    }
+  }
+}
+
+void report_mode(const SwitchMode& mode, const std::vector<NfServer*>& servers, bool external,
+                 RunResult& res) {
+  uint64_t freed = 0;
+  if (!external)
+    for (const NfServer* s : servers) freed += s->endpoint().drop_freed;
+  res.nf_drops_ended = freed + mode.nf_drops_returned();
   res.drops.values["nf"] = res.nf_drops_ended;
   mode.drop_reasons(res.drops.sink());
   mode.report(res.park.sink());

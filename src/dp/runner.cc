@@ -46,8 +46,9 @@ void on_signal(int sig) {
 // Everything between EAL start and EAL cleanup: pools, ports, the NF server, the loop, and the
 // result. Returns 0, 1 (run failed) or 2 (bad configuration found late).
 int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter* writer,
-               std::unique_ptr<park::NfBurst<MbufOps>> step, const run::NfServerSpec& spec,
-               const run::Budget& budget, RunResult& res, std::string& err) {
+               std::vector<std::unique_ptr<park::NfBurst<MbufOps>>> steps,
+               const run::NfServerSpec& spec, const run::Budget& budget, RunResult& res,
+               std::string& err) {
   if (!MbufMeta::register_meta()) return (err = "cannot register the mbuf dynamic field"), 1;
   Pools pools;
   if (!pools.create(cfg, budget.pool_mbufs, err)) return 1;
@@ -58,7 +59,10 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   auto mode = make_switch_mode(cfg, pools.nic, err);
   if (!mode) return 2;
   TrafficPorts traffic;
-  Port sw_nf, nf_side;
+  // One NF link per NF server: sw_nf[k] here, nf_side[k] its in-process end (role all).
+  const size_t m = std::max<uint32_t>(cfg.nf_servers, 1);
+  const auto nf_specs = run::nf_ports(cfg);
+  std::vector<Port> sw_nf(m), nf_side(external_nf ? 0 : m);
   rte_ring *wire_in = nullptr, *wire_out = nullptr;
   bool ok;
   if (live) {
@@ -70,14 +74,29 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   } else {
     ok = traffic.open_replay(pools.pkts, kRing, wire_in, wire_out, err);
   }
-  ok = ok && (external_nf ? Port::open(cfg.nf_port, pools.pkts, sw_nf, err)
-                          : Port::ring_pair("nflink", pools.pkts, sw_nf, nf_side, err, kRing));
+  for (size_t k = 0; k < m && ok; ++k) {
+    const std::string link = m == 1 ? "nflink" : "nflink" + std::to_string(k);
+    ok = external_nf ? Port::open(nf_specs[k], pools.pkts, sw_nf[k], err)
+                     : Port::ring_pair(link, pools.pkts, sw_nf[k], nf_side[k], err, kRing);
+  }
   if (!ok) return 2;
-  NfServer server(std::move(step), spec.faults, spec.shape, pools.pkts);
+  // Role switch: one NfServer, unused but for the report (the servers are other processes).
+  std::vector<std::unique_ptr<NfServer>> servers;
+  std::vector<NfServer*> server_ptrs;
+  for (auto& step : steps) {
+    servers.push_back(
+        std::make_unique<NfServer>(std::move(step), spec.faults, spec.shape, pools.pkts));
+    server_ptrs.push_back(servers.back().get());
+  }
   Feeder feeder(reader, pools.pkts, pools.nic, wire_in, cfg.pace, cfg.pad);
   Writer out(live ? nullptr : writer, wire_out);
-  NfThread nft{&server, &nf_side};
-  SwitchLoop loop(cfg, *mode, server, traffic, sw_nf, nf_side, feeder, out, nft, g_stop_signal);
+  NfThread nft;
+  for (size_t k = 0; k < nf_side.size(); ++k) {
+    nft.servers.push_back(server_ptrs[k]);
+    nft.ports.push_back(&nf_side[k]);
+  }
+  SwitchLoop loop(cfg, *mode, external_nf ? std::vector<NfServer*>{} : server_ptrs, traffic, sw_nf,
+                  nf_side, feeder, out, nft, g_stop_signal);
   std::optional<LiveStats> stats;
   if (live) loop.observe(&stats.emplace(external_nf ? "switch" : "all", cfg.quiet, 0));
   if (cfg.nf_lcore && !external_nf)
@@ -107,36 +126,55 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   } else {
     traffic.count_live(res);
   }
-  res.packets_to_nf = sw_nf.tx_packets;
-  res.bytes_to_nf = sw_nf.tx_bytes;
-  res.packets_from_nf = sw_nf.rx_packets;
-  res.bytes_from_nf = sw_nf.rx_bytes;
   // Frames longer than a port carries (port.h "Frame limits"), dropped there and counted.
-  uint64_t too_long = sw_nf.too_long + (external_nf ? 0 : nf_side.too_long);
+  uint64_t too_long = 0, late = 0;
   for (int t = 0; t < traffic.size(); ++t) too_long += traffic[t].too_long;
-  report_server(server, !external_nf, res);
-  report_mode(*mode, server, res);
-  // Another process's NF answers for what it did; what it never sent back is named here, and
-  // what it sent back beyond what it got (duplicates) is counted as such.
-  uint64_t unanswered = 0;
-  if (external_nf) {
-    unanswered =
-        res.packets_to_nf > res.packets_from_nf ? res.packets_to_nf - res.packets_from_nf : 0;
-    res.duplicates +=
-        res.packets_from_nf > res.packets_to_nf ? res.packets_from_nf - res.packets_to_nf : 0;
-    res.drops.values["nf_unanswered"] = unanswered;
+  // Per NF server, and summed. Another process's NF answers for what it did; what it never
+  // sent back is named here, and what it sent back beyond what it got (duplicates) is counted
+  // as such.
+  res.servers.resize(m);
+  report_servers(servers, external_nf, res);
+  uint64_t unanswered = 0, coalesced = 0;
+  for (size_t k = 0; k < m; ++k) {
+    const Port& p = sw_nf[k];
+    res.packets_to_nf += p.tx_packets;
+    res.bytes_to_nf += p.tx_bytes;
+    res.packets_from_nf += p.rx_packets;
+    res.bytes_from_nf += p.rx_bytes;
+    too_long += p.too_long + (external_nf ? 0 : nf_side[k].too_long);
+    run::ServerResult& r = res.servers[k];
+    r.packets_to = p.tx_packets, r.bytes_to = p.tx_bytes;
+    r.packets_from = p.rx_packets, r.bytes_from = p.rx_bytes;
+    r.late = loop.server_drops(uint32_t(k)).late;
+    r.refused = loop.server_drops(uint32_t(k)).refused;
+    r.too_long = p.too_long + (external_nf ? 0 : nf_side[k].too_long);
+    const park::ServerState& st = loop.choice().state(uint32_t(k));
+    r.live = st.live, r.downs = st.downs, r.takebacks = st.takebacks;
+    if (external_nf) {
+      r.unanswered = p.tx_packets > p.rx_packets ? p.tx_packets - p.rx_packets : 0;
+      res.duplicates += p.rx_packets > p.tx_packets ? p.rx_packets - p.tx_packets : 0;
+      unanswered += r.unanswered;
+    }
+    late += r.late;
+    if (!external_nf) coalesced += servers[k]->coalesced();
   }
-  res.switch_drops = mode->drops() + server.coalesced() + abandoned + unanswered + too_long;
+  report_mode(*mode, server_ptrs, external_nf, res);
+  if (external_nf) res.drops.values["nf_unanswered"] = unanswered;
+  if (late) res.drops.values["from_down_server"] = late;
+  res.switch_drops = mode->drops() + coalesced + abandoned + unanswered + too_long + late;
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) res.drops.values["frame_too_long"] = too_long;
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   traffic.report(res);
-  report_port("switch_nf", sw_nf, res);
-  if (!external_nf) report_port("nf_server", nf_side, res);
+  for (size_t k = 0; k < m; ++k) {
+    const std::string n = m == 1 ? "" : std::to_string(k);
+    report_port("switch_nf" + n, sw_nf[k], res);
+    if (!external_nf) report_port("nf_server" + n, nf_side[k], res);
+  }
 
   traffic.stop();
-  sw_nf.stop();
-  if (!external_nf) nf_side.stop();
+  for (Port& p : sw_nf) p.stop();
+  for (Port& p : nf_side) p.stop();
   res.pools_full = pools.full();
   if (!res.pools_full && rc == 0) err = pools.leak();
   if (out.failed || (writer && !writer->close())) {
@@ -159,6 +197,11 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   res.live = !cfg.traffic_ports.empty();
   catch_stop_signals();
   if (cfg.role == Role::kNf) return run_nf_role(cfg, res, err);
+  if (cfg.workers > 1 && cfg.nf_servers > 1)
+    return (err = "--workers " + std::to_string(cfg.workers) + " with --nf-servers " +
+                  std::to_string(cfg.nf_servers) +
+                  ": several NF servers run with one worker for now (docs/run.md, Workers)"),
+           2;
   if (cfg.workers > 1 && res.live)
     return (err = "--workers " + std::to_string(cfg.workers) +
                   " with --traffic: live ports run with one worker for now (docs/run.md, "
@@ -174,16 +217,23 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   const run::Budget budget = run::plan_memory(cfg, 0);
   const run::NfServerSpec spec = run::nf_server_spec(cfg, budget, !res.live, err);
   if (!err.empty()) return 2;
-  auto step = run::build_nf_step<MbufOps>(cfg, spec, err);
-  if (!step) return 2;
+  // One NF chain per NF server (each has its own state, as separate machines would); one in
+  // role switch, for the report.
+  std::vector<std::unique_ptr<park::NfBurst<MbufOps>>> steps;
+  const uint32_t chains = cfg.role == Role::kSwitch ? 1 : std::max<uint32_t>(cfg.nf_servers, 1);
+  for (uint32_t k = 0; k < chains; ++k) {
+    steps.push_back(run::build_nf_step<MbufOps>(cfg, spec, err));
+    if (!steps.back()) return 2;
+  }
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
   eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : cfg.nf_lcore ? 2 : 1;  // dp/worker.h
   eo.telemetry = res.live;  // dpdk-telemetry.py reads a live run (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
   trace::PcapWriter* w = out_file.empty() ? nullptr : &writer;
-  int rc = cfg.workers > 1 ? run_switch_workers(cfg, reader, w, budget, res, err)
-                           : run_switch(cfg, reader, w, std::move(step), spec, budget, res, err);
+  int rc = cfg.workers > 1
+               ? run_switch_workers(cfg, reader, w, budget, res, err)
+               : run_switch(cfg, reader, w, std::move(steps), spec, budget, res, err);
   eal_cleanup();
   std::string why;
   if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;

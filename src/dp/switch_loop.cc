@@ -7,12 +7,12 @@
 
 namespace nfpark::dp {
 
-SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
-                       TrafficPorts& traffic, Port& sw_nf, Port& nf_side, Feeder& feeder,
-                       Writer& out, NfThread& nft, const std::atomic<int>& stop)
+SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, std::vector<NfServer*> servers,
+                       TrafficPorts& traffic, std::vector<Port>& sw_nf, std::vector<Port>& nf_side,
+                       Feeder& feeder, Writer& out, NfThread& nft, const std::atomic<int>& stop)
     : cfg_(cfg),
       mode_(mode),
-      server_(server),
+      servers_(std::move(servers)),
       traffic_(traffic),
       sw_nf_(sw_nf),
       nf_side_(nf_side),
@@ -22,9 +22,49 @@ SwitchLoop::SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server,
       stop_(stop),
       live_(traffic.live()),
       external_nf_(cfg.role == Role::kSwitch),
-      trace_time_(!live_) {
+      trace_time_(!live_),
+      // Liveness only for servers in other processes: the loop waits for its own.
+      choice_(uint32_t(sw_nf.size()), cfg.nf_spread,
+              external_nf_ ? Nanos(cfg.nf_dead_after_ms * 1e6) : 0),
+      sdrops_(sw_nf.size()),
+      per_server_(sw_nf.size()) {
   to_nf_.reserve(8 * kBurst);
   to_out_.reserve(8 * kBurst);
+  for (auto& v : per_server_) v.reserve(8 * kBurst);
+}
+
+bool SwitchLoop::nf_rx_pending() const {
+  for (const Port& p : sw_nf_)
+    if (p.rx_pending()) return true;
+  if (!external_nf_)
+    for (const Port& p : nf_side_)
+      if (p.rx_pending()) return true;
+  return false;
+}
+
+bool SwitchLoop::nf_backlogged() const {
+  for (const Port& p : sw_nf_)
+    if (p.backlogged()) return true;
+  for (const Port& p : nf_side_)
+    if (p.backlogged()) return true;
+  return false;
+}
+
+bool SwitchLoop::nf_flush() {
+  bool all = true;
+  for (Port& p : sw_nf_) all = p.flush() && all;
+  return all;
+}
+
+// Servers in other processes: a server silent for dead_after while it has packets goes down
+// and the mode reclaims what waits for it; a down server is taken back on trial.
+void SwitchLoop::liveness(Nanos now) {
+  choice_.tick(now, [&](uint32_t k, bool live) {
+    if (live) return;
+    to_out_.clear();
+    mode_.server_down(uint8_t(k), to_out_);
+    traffic_.send(to_out_);
+  });
 }
 
 run::End SwitchLoop::run() {
@@ -49,12 +89,13 @@ run::End SwitchLoop::run() {
       }
     }
     uint32_t work = live_ || stopping_ || !wire ? 0 : feeder_.retry() + feeder_.feed(now);
+    if (external_nf_ && sw_nf_.size() > 1) liveness(now);
     work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
     work += to_nf();         // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
     if (!live_ && wire) work += out_.drain();
-    if (work || traffic_.backlogged() || sw_nf_.backlogged() || nf_side_.backlogged()) {
+    if (work || traffic_.backlogged() || nf_backlogged()) {
       last_activity = now;
       stall_phase_ = 0;
     }
@@ -70,8 +111,7 @@ run::End SwitchLoop::run() {
     const Nanos quiet = stopping_ ? base_quiet : delay_quiet;
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands
     // (nor, unless stopping, in the traffic port's ring or refused by the mode).
-    const bool nf_quiet = now - last_activity > quiet && sw_nf_.rx_pending() == 0 &&
-                          (external_nf_ || nf_side_.rx_pending() == 0) &&
+    const bool nf_quiet = now - last_activity > quiet && !nf_rx_pending() &&
                           (!cfg_.nf_lcore || external_nf_ || nft_.idle());
     if (nf_quiet && refused() && !stopping_) {  // back-pressure and nothing moves
       stall_step(now);
@@ -81,8 +121,9 @@ run::End SwitchLoop::run() {
     // The pool ran dry with a frame waiting (large frames take one mbuf per 2 KiB) and nothing
     // moves: what the NF server holds for later (Reframer, fault delays) waits for trace time
     // that only new input brings, so it is released now and the frame can enter.
-    if (!live_ && wire && !input_done && idle && feeder_.starved() &&
-        (cfg_.nf_lcore || server_.held())) {
+    bool held = false;
+    for (NfServer* sv : servers_) held = held || sv->held();
+    if (!live_ && wire && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || held)) {
       end_step(0, now);
       last_activity = now;
     }
@@ -98,7 +139,8 @@ run::End SwitchLoop::run() {
         s.in_packets += traffic_[t].rx_packets, s.in_bytes += traffic_[t].rx_bytes;
         s.out_packets += traffic_[t].tx_packets, s.out_bytes += traffic_[t].tx_bytes;
       }
-      s.to_nf = sw_nf_.tx_packets, s.from_nf = sw_nf_.rx_packets, s.drops = mode_.drops();
+      for (const Port& p : sw_nf_) s.to_nf += p.tx_packets, s.from_nf += p.rx_packets;
+      s.drops = mode_.drops();
       stats_->publish(now, std::move(s));
     }
     if (cfg_.progress && now > next_progress && !live_ && wire) {
@@ -111,13 +153,20 @@ run::End SwitchLoop::run() {
   return end;
 }
 
-void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n) {
+void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k) {
   if (!n) return;
   std::copy(pkts, pkts + n, b_);
   if (external_nf_)
     for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b_[i]) = MbufMeta::kUnknown;
+  if (external_nf_ && !choice_.heard(k, clock_.now())) {  // down: what it sends is stale
+    for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
+    sdrops_[k].late += n;
+    return;
+  }
+  const uint64_t drops = mode_.drops();
   to_out_.clear();
-  mode_.from_nf(b_, n, to_out_);
+  mode_.from_nf(b_, n, uint8_t(k), to_out_);
+  sdrops_[k].refused += mode_.drops() - drops;
   traffic_.send(to_out_);
 }
 
@@ -128,27 +177,32 @@ uint64_t SwitchLoop::finish(rte_ring* wire_in) {
     abandoned += n;
   };
   // 1. On the way to the NF, not yet served: abandoned.
-  auto to = sw_nf_.take_backlog();
-  free_all(to.data(), to.size());
-  if (!external_nf_) {
-    if (!cfg_.nf_lcore) server_.flush(nf_side_, clock_.now());  // delayed, Reframer-held
-    for (uint16_t n; (n = nf_side_.rx(b_, kBurst)) > 0;) free_all(b_, n);
+  const size_t m = sw_nf_.size();
+  for (size_t k = 0; k < m; ++k) {
+    auto to = sw_nf_[k].take_backlog();
+    free_all(to.data(), to.size());
+    if (!external_nf_) {
+      if (!cfg_.nf_lcore) servers_[k]->flush(nf_side_[k], clock_.now());  // delayed, Reframer
+      for (uint16_t n; (n = nf_side_[k].rx(b_, kBurst)) > 0;) free_all(b_, n);
+    }
   }
   // 2. On the way back: through the mode, as in the loop. A live NF link (another process) is
   // read a bounded number of times.
-  for (int i = 0; i < (external_nf_ ? 64 : 1 << 30); ++i) {
-    const uint16_t n = sw_nf_.rx(b_, kBurst);
-    if (!n) break;
-    sw_nf_.count_rx(b_, n);
-    back_from_nf(b_, n);
-  }
-  if (!external_nf_) {
-    auto back = nf_side_.take_backlog();
-    for (size_t i = 0; i < back.size(); i += kBurst) {
-      const uint16_t n = uint16_t(std::min<size_t>(kBurst, back.size() - i));
-      sw_nf_.rx_packets += n;  // as if it had crossed the link
-      for (uint16_t k = 0; k < n; ++k) sw_nf_.rx_bytes += back[i + k]->pkt_len;
-      back_from_nf(back.data() + i, n);
+  for (size_t k = 0; k < m; ++k) {
+    for (int i = 0; i < (external_nf_ ? 64 : 1 << 30); ++i) {
+      const uint16_t n = sw_nf_[k].rx(b_, kBurst);
+      if (!n) break;
+      sw_nf_[k].count_rx(b_, n);
+      back_from_nf(b_, n, uint32_t(k));
+    }
+    if (!external_nf_) {
+      auto back = nf_side_[k].take_backlog();
+      for (size_t i = 0; i < back.size(); i += kBurst) {
+        const uint16_t n = uint16_t(std::min<size_t>(kBurst, back.size() - i));
+        sw_nf_[k].rx_packets += n;  // as if it had crossed the link
+        for (uint16_t j = 0; j < n; ++j) sw_nf_[k].rx_bytes += back[i + j]->pkt_len;
+        back_from_nf(back.data() + i, n, uint32_t(k));
+      }
     }
   }
   // 3. The mode's end steps, if the loop did not get to them.
@@ -179,7 +233,7 @@ uint64_t SwitchLoop::finish(rte_ring* wire_in) {
 uint32_t SwitchLoop::to_nf() {
   uint32_t work = 0;
   for (int t = 0; t < traffic_.size() && !stopping_; ++t) {
-    if (!sw_nf_.flush() || !traffic_.flushed()) break;
+    if (!nf_flush() || !traffic_.flushed()) break;
     rte_mbuf** b = in_[t];
     uint16_t n = refused_[t];  // what the mode refused last time goes first
     if (!n) {
@@ -189,12 +243,30 @@ uint32_t SwitchLoop::to_nf() {
       traffic_.learn(t, b, n);
       if (live_) seen_traffic_ = true;
     }
+    const size_t m = sw_nf_.size();
+    for (uint16_t i = 0; i < n; ++i)  // each offer: a server may have gone down meanwhile
+      MbufMeta::server(b[i]) =
+          m == 1 ? 0 : choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
     to_nf_.clear();
     to_out_.clear();
     const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
     refused_[t] = uint16_t(n - took);
     if (took && refused_[t]) std::copy(b + took, b + n, b);
-    if (!to_nf_.empty()) sw_nf_.tx(to_nf_.data(), uint16_t(to_nf_.size()));
+    if (m == 1) {
+      if (!to_nf_.empty()) sw_nf_[0].tx(to_nf_.data(), uint16_t(to_nf_.size()));
+      if (!to_nf_.empty() && external_nf_) choice_.sent(0, clock_.now());
+    } else if (!to_nf_.empty()) {
+      for (rte_mbuf* p : to_nf_)
+        per_server_[std::min<size_t>(MbufMeta::server(p), m - 1)].push_back(p);
+      const Nanos now = clock_.now();
+      for (size_t k = 0; k < m; ++k) {
+        auto& v = per_server_[k];
+        if (v.empty()) continue;
+        sw_nf_[k].tx(v.data(), uint16_t(v.size()));
+        if (external_nf_ && sw_nf_[k].peer_seen()) choice_.sent(uint32_t(k), now);
+        v.clear();
+      }
+    }
     traffic_.send(to_out_);
     work += took + uint32_t(to_out_.size());
   }
@@ -210,9 +282,18 @@ bool SwitchLoop::refused() const {
 // clock is read first; its lcore publishes it once that poll's output is in the ring).
 uint32_t SwitchLoop::poll_mode(Nanos now) {
   Nanos nf_clock = now;  // another process: ours is the best guess
-  if (!external_nf_) nf_clock = cfg_.nf_lcore ? nft_.clock.load() : server_.clock();
-  const bool settled =
-      sw_nf_.rx_pending() == 0 && (external_nf_ || cfg_.nf_lcore || !nf_side_.backlogged());
+  if (!external_nf_ && cfg_.nf_lcore) nf_clock = nft_.clock.load();
+  if (!external_nf_ && !cfg_.nf_lcore) {  // the oldest clock of the servers that have one
+    nf_clock = INT64_MIN;
+    for (NfServer* sv : servers_) {
+      const Nanos c = sv->clock();
+      if (c != INT64_MIN && (nf_clock == INT64_MIN || c < nf_clock)) nf_clock = c;
+    }
+  }
+  bool settled = true;
+  for (const Port& p : sw_nf_) settled = settled && p.rx_pending() == 0;
+  if (!external_nf_ && !cfg_.nf_lcore)
+    for (const Port& p : nf_side_) settled = settled && !p.backlogged();
   to_out_.clear();
   mode_.poll(nf_clock, settled, to_out_);
   traffic_.send(to_out_);
@@ -240,7 +321,10 @@ void SwitchLoop::stall_step(Nanos now) {
 uint32_t SwitchLoop::poll_server(Nanos now) {
   if (external_nf_) return 0;
   if (!cfg_.nf_lcore) {
-    return server_.poll(nf_side_, now) + (server_.held() && !trace_time_ ? 1 : 0);
+    uint32_t work = 0;
+    for (size_t k = 0; k < servers_.size(); ++k)
+      work += servers_[k]->poll(nf_side_[k], now) + (servers_[k]->held() && !trace_time_ ? 1 : 0);
+    return work;
   }
   const uint64_t a = nft_.activity.load(std::memory_order_relaxed);
   if (a == seen_nf_activity_) return 0;
@@ -248,17 +332,18 @@ uint32_t SwitchLoop::poll_server(Nanos now) {
   return 1;
 }
 
+// Copies from another process: their input sequence number is unknown (back_from_nf).
 uint32_t SwitchLoop::from_nf() {
-  if (!traffic_.flushed()) return 0;
-  uint16_t n = sw_nf_.rx(b_, kBurst);
-  if (!n) return 0;
-  sw_nf_.count_rx(b_, n);
-  if (external_nf_)  // copies from another process: their input sequence number is unknown
-    for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b_[i]) = MbufMeta::kUnknown;
-  to_out_.clear();
-  mode_.from_nf(b_, n, to_out_);
-  traffic_.send(to_out_);
-  return n;
+  uint32_t work = 0;
+  for (size_t k = 0; k < sw_nf_.size(); ++k) {
+    if (!traffic_.flushed()) break;
+    const uint16_t n = sw_nf_[k].rx(in_nf_, kBurst);
+    if (!n) continue;
+    sw_nf_[k].count_rx(in_nf_, n);
+    back_from_nf(in_nf_, n, uint32_t(k));
+    work += n;
+  }
+  return work;
 }
 
 // The end, in three steps, each after everything has settled: (0) the NF server releases what it
@@ -269,7 +354,7 @@ void SwitchLoop::end_step(int phase, Nanos now) {
   if (phase == 0) {
     if (external_nf_) return;
     if (!cfg_.nf_lcore)
-      server_.flush(nf_side_, now);
+      for (size_t k = 0; k < servers_.size(); ++k) servers_[k]->flush(nf_side_[k], now);
     else
       nft_.request_flush();
     return;

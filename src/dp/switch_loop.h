@@ -23,6 +23,15 @@
 // (a replay's trace time cannot advance while the input waits) and, if that moved nothing,
 // (2) tells the mode the NF side is idle (SwitchMode::nf_idle): what it waits for will not come.
 // The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration).
+//
+// Several NF servers (--nf-servers M): one NF link per server (sw_nf[k]; in one process a ring
+// pair to NfServer k, all served inline or by the one NF lcore; with --role switch, M ports to M
+// NF processes). park::ServerChoice picks each packet's server (MbufMeta::server, which the mode
+// reads as its slice) and, for servers in other processes, judges liveness: a server that
+// answers nothing for dead_after while it has packets is down — the mode reclaims its memory
+// (SwitchMode::server_down), its flows go to the others, what it still sends is dropped
+// (counted late) until it is taken back on trial (server_choice.h). In-process servers never
+// go down (the loop waits for them).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -40,16 +49,26 @@
 #include "dp/switch_mode.h"
 #include "dp/telemetry.h"
 #include "dp/traffic_ports.h"
+#include "park/server_choice.h"
 
 namespace nfpark::dp {
 
 class SwitchLoop {
  public:
-  // The NF server runs inline (`server` on `nf_side`), on its own lcore (`nft`, cfg.nf_lcore),
-  // or in another process (cfg.role == switch: `server` and `nf_side` unused).
-  SwitchLoop(const RunConfig& cfg, SwitchMode& mode, NfServer& server, TrafficPorts& traffic,
-             Port& sw_nf, Port& nf_side, Feeder& feeder, Writer& out, NfThread& nft,
-             const std::atomic<int>& stop);
+  // NF server k runs inline (`servers[k]` on `nf_side[k]`), on the NF lcore (`nft`,
+  // cfg.nf_lcore), or in another process (cfg.role == switch: `servers` and `nf_side` unused);
+  // sw_nf[k] is the switch's end of its link.
+  SwitchLoop(const RunConfig& cfg, SwitchMode& mode, std::vector<NfServer*> servers,
+             TrafficPorts& traffic, std::vector<Port>& sw_nf, std::vector<Port>& nf_side,
+             Feeder& feeder, Writer& out, NfThread& nft, const std::atomic<int>& stop);
+
+  // Per NF server: what the switch dropped of what came back from it (late: while it was down;
+  // refused: by the mode, e.g. a tag from another server's link), and its liveness record.
+  struct ServerDrops {
+    uint64_t late = 0, refused = 0;
+  };
+  const ServerDrops& server_drops(uint32_t k) const { return sdrops_[k]; }
+  const park::ServerChoice& choice() const { return choice_; }
 
   static constexpr Nanos kGrace = 500 * kMilli;
 
@@ -79,14 +98,18 @@ class SwitchLoop {
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved
   void end_step(int phase, Nanos now);
-  void back_from_nf(rte_mbuf* const* pkts, uint16_t n);  // NF -> mode -> traffic, at the end
+  void back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k);  // NF k -> mode -> traffic
+  void liveness(Nanos now);    // servers in other processes: down / taken back
+  bool nf_rx_pending() const;  // a packet waits in a ring from an NF server
+  bool nf_backlogged() const;  // a packet waits in an NF link's TX backlog
+  bool nf_flush();             // retries every NF link's backlog; true when all are empty
 
   const RunConfig& cfg_;
   SwitchMode& mode_;
-  NfServer& server_;
+  std::vector<NfServer*> servers_;
   TrafficPorts& traffic_;
-  Port& sw_nf_;
-  Port& nf_side_;
+  std::vector<Port>& sw_nf_;
+  std::vector<Port>& nf_side_;
   Feeder& feeder_;
   Writer& out_;
   NfThread& nft_;
@@ -101,8 +124,12 @@ class SwitchLoop {
   int stall_phase_ = 0;
   LiveStats* stats_ = nullptr;  // live runs: counters for telemetry and the rate line
   const std::atomic<bool>* input_done_ = nullptr;  // set: the wire is another lcore's
+  park::ServerChoice choice_;
+  std::vector<ServerDrops> sdrops_;
   std::vector<rte_mbuf*> to_nf_, to_out_;
+  std::vector<std::vector<rte_mbuf*>> per_server_;  // to_nf_ sorted by server
   rte_mbuf* b_[kBurst];
+  rte_mbuf* in_nf_[kBurst];       // a burst from an NF link (back_from_nf copies it to b_)
   rte_mbuf* in_[2][kBurst];       // per traffic port: the burst being offered to the mode
   uint16_t refused_[2] = {0, 0};  // packets of in_[t] the mode refused (its first ones)
 };

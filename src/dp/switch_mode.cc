@@ -1,5 +1,7 @@
 #include "dp/switch_mode.h"
 
+#include <algorithm>
+
 #include "dp/mbuf_ops.h"
 #include "dp/port.h"
 #include "park/emitter.h"
@@ -12,6 +14,13 @@
 namespace nfpark::dp {
 
 namespace {
+
+// The packet's NF server as its slice / port of a store with `n` of them; 0 for a packet whose
+// server the engine did not set (benchmarks calling a mode directly).
+uint8_t server_of(rte_mbuf* m, uint32_t n) {
+  const uint32_t s = MbufMeta::server(m);
+  return uint8_t(s < n ? s : 0);
+}
 
 uint32_t header_len(rte_mbuf* m) {
   return park::l4_header_len(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
@@ -31,7 +40,7 @@ class Baseline final : public SwitchMode {
     nf.insert(nf.end(), p, p + n);
     return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) hb_.tx_host(p[i]->pkt_len);
     out.insert(out.end(), p, p + n);
   }
@@ -49,7 +58,8 @@ class Baseline final : public SwitchMode {
 
 class PayloadParkMode final : public SwitchMode {
  public:
-  explicit PayloadParkMode(const park::ParkConfig& c) : pp_(c), tail_(c.park_bytes != 0) {}
+  explicit PayloadParkMode(const park::ParkConfig& c)
+      : pp_(c), tail_(c.park_bytes != 0), slices_(std::max<uint32_t>(c.slices, 1)) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) {  // headers, and the headroom the tag's gap moves them into
@@ -59,15 +69,16 @@ class PayloadParkMode final : public SwitchMode {
       if (tail_) rte_prefetch0(&p[i]->next);  // a header mbuf copies the dynamic fields (line 1)
     }
     for (uint16_t i = 0; i < n; ++i) {
-      if (rte_mbuf* h = pp_.split(p[i], 0)) nf.push_back(h);
+      if (rte_mbuf* h = pp_.split(p[i], server_of(p[i], slices_))) nf.push_back(h);
     }
     return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t server, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
-      if (rte_mbuf* m = pp_.merge(p[i], 0)) out.push_back(m);
+      if (rte_mbuf* m = pp_.merge(p[i], server)) out.push_back(m);
     }
   }
+  void server_down(uint8_t server, std::vector<rte_mbuf*>&) override { pp_.reclaim(server); }
   void drain(std::vector<rte_mbuf*>&) override { pp_.drain(); }
   void report(const CounterSink& s) const override { pp_.counters().report(s); }
   uint64_t drops() const override { return pp_.counters().packet_drops(); }
@@ -78,6 +89,7 @@ class PayloadParkMode final : public SwitchMode {
  private:
   park::PayloadPark<MbufOps> pp_;
   bool tail_;  // part of the payload may travel: split allocates a header mbuf
+  uint32_t slices_;
 };
 
 // Moves what a park mode emitted into the engine's vector.
@@ -89,17 +101,22 @@ void move_out(park::Emitter<rte_mbuf*>& e, std::vector<rte_mbuf*>& v) {
 class QueueMemMode final : public SwitchMode {
  public:
   explicit QueueMemMode(const park::QueueMemConfig& c)
-      : qm_(c), nf_(4 * kBurst), out_(c.max_held() + 4 * kBurst) {}
+      : qm_(c), nf_(4 * kBurst), out_(c.max_held() + 4 * kBurst), ports_(c.ports) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>& out) override {
     uint16_t i = 0;
-    while (i < n && qm_.split(p[i], 0, nf_, out_)) ++i;  // stops at a refusal (back-pressure)
+    while (i < n && qm_.split(p[i], server_of(p[i], ports_), nf_, out_))
+      ++i;  // stops at a refusal (back-pressure)
     move_out(nf_, nf);
     move_out(out_, out);  // a refusal closes a batch, which may leave at once
     return i;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
-    for (uint16_t i = 0; i < n; ++i) qm_.merge(p[i], 0, out_);
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t server, std::vector<rte_mbuf*>& out) override {
+    for (uint16_t i = 0; i < n; ++i) qm_.merge(p[i], server, out_);
+    move_out(out_, out);
+  }
+  void server_down(uint8_t server, std::vector<rte_mbuf*>& out) override {
+    qm_.release_port(server, out_);
     move_out(out_, out);
   }
   void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& out) override {
@@ -126,6 +143,7 @@ class QueueMemMode final : public SwitchMode {
  private:
   park::QueueMem<MbufOps> qm_;
   park::Emitter<rte_mbuf*> nf_, out_;
+  uint32_t ports_;
 };
 
 // NFSlicer: the NIC shim in front of the NF server slices large packets on the way to the host
@@ -150,7 +168,7 @@ class SlicerMode final : public SwitchMode {
     move_out(host_, nf);
     return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
       uint32_t host_len = p[i]->pkt_len;
       size_t before = wire_.size();
@@ -201,7 +219,7 @@ class NicSplitMode final : public SwitchMode {
     }
     return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& out) override {
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p[i];
       ns_.from_nf(m->data_len, m->pkt_len - m->data_len, m->next && m->next->pool == nic_pool_);

@@ -19,11 +19,19 @@ class SwitchMode {
   // Traffic port -> NF: append what goes to the NF server to `to_nf`, what leaves directly to
   // `to_out`. Packets dropped here are counted by the mode. Returns how many of pkts[0, n) it
   // took (a prefix): the rest is refused for now (back-pressure) and stays the caller's, to be
-  // offered again, first, on a later call. Only QUEUE-MEM ever refuses.
+  // offered again, first, on a later call. Only QUEUE-MEM ever refuses. Each packet's NF server
+  // (MbufMeta::server, set by the caller) is its PayloadPark slice / QUEUE-MEM port; what goes
+  // to the NF keeps it (header packets copy the metadata).
   virtual uint16_t to_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_nf,
                          std::vector<rte_mbuf*>& to_out) = 0;
-  // NF -> traffic port.
-  virtual void from_nf(rte_mbuf** pkts, uint16_t n, std::vector<rte_mbuf*>& to_out) = 0;
+  // NF -> traffic port: packets that came back from NF server `server`.
+  virtual void from_nf(rte_mbuf** pkts, uint16_t n, uint8_t server,
+                       std::vector<rte_mbuf*>& to_out) = 0;
+  // NF server `server` went down (park/server_choice.h): reclaim what waits for it.
+  virtual void server_down(uint8_t server, std::vector<rte_mbuf*>& to_out) {
+    (void)server;
+    (void)to_out;
+  }
   // Time-driven work, every loop iteration; may release packets. `now`: the NF server's clock
   // (trace time when replaying, INT64_MIN before it has one); `settled`: every packet the NF
   // side has sent back so far has been through from_nf().

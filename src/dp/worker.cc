@@ -33,10 +33,11 @@ namespace {
 struct SwitchWorker {
   RunConfig cfg;  // run::worker_config(run, q)
   std::unique_ptr<SwitchMode> mode;
-  std::unique_ptr<NfServer> server;
-  TrafficPorts traffic;  // queue q of the traffic port
-  Port sw_nf, nf_side;   // queue q of the NF link
-  NfThread nft{nullptr, nullptr};
+  std::vector<std::unique_ptr<NfServer>> server;  // one (SwitchLoop's NF server 0)
+  std::vector<NfServer*> inline_servers;          // it, when it runs here (not role switch)
+  TrafficPorts traffic;                           // queue q of the traffic port
+  std::vector<Port> sw_nf{1}, nf_side;            // queue q of the NF link
+  NfThread nft;
   std::unique_ptr<SwitchLoop> loop;
   run::End end = run::End::kInputDone;
   std::atomic<bool> done{false};
@@ -67,21 +68,29 @@ void add_counts(Port& to, const Port& from) {
 // Worker q's share of the result (runner.cc's run_switch, for one worker).
 RunResult worker_part(SwitchWorker& w, bool external_nf, uint64_t abandoned) {
   RunResult p;
-  p.packets_to_nf = w.sw_nf.tx_packets;
-  p.bytes_to_nf = w.sw_nf.tx_bytes;
-  p.packets_from_nf = w.sw_nf.rx_packets;
-  p.bytes_from_nf = w.sw_nf.rx_bytes;
-  const uint64_t too_long =
-      w.sw_nf.too_long + (external_nf ? 0 : w.nf_side.too_long) + w.traffic[0].too_long;
-  report_server(*w.server, !external_nf, p);
-  report_mode(*w.mode, *w.server, p);
+  const Port& link = w.sw_nf[0];
+  p.packets_to_nf = link.tx_packets;
+  p.bytes_to_nf = link.tx_bytes;
+  p.packets_from_nf = link.rx_packets;
+  p.bytes_from_nf = link.rx_bytes;
+  const uint64_t link_too_long = link.too_long + (external_nf ? 0 : w.nf_side[0].too_long);
+  const uint64_t too_long = link_too_long + w.traffic[0].too_long;
+  p.servers.resize(1);
+  report_servers(w.server, external_nf, p);
+  report_mode(*w.mode, w.inline_servers, external_nf, p);
+  run::ServerResult& sr = p.servers[0];
+  sr.packets_to = link.tx_packets, sr.bytes_to = link.tx_bytes;
+  sr.packets_from = link.rx_packets, sr.bytes_from = link.rx_bytes;
+  sr.too_long = link_too_long;
   uint64_t unanswered = 0;
   if (external_nf) {
     unanswered = p.packets_to_nf > p.packets_from_nf ? p.packets_to_nf - p.packets_from_nf : 0;
     p.duplicates += p.packets_from_nf > p.packets_to_nf ? p.packets_from_nf - p.packets_to_nf : 0;
     p.drops.values["nf_unanswered"] = unanswered;
+    sr.unanswered = unanswered;
   }
-  p.switch_drops = w.mode->drops() + w.server->coalesced() + abandoned + unanswered + too_long;
+  const uint64_t coalesced = external_nf ? 0 : w.server[0]->coalesced();
+  p.switch_drops = w.mode->drops() + coalesced + abandoned + unanswered + too_long;
   if (abandoned) p.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) p.drops.values["frame_too_long"] = too_long;
   const std::string k = "worker" + std::to_string(w.cfg.worker) + ".";
@@ -129,14 +138,17 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     if (!w->mode || !step) return 2;
     park::FaultConfig faults = spec.faults;
     faults.seed = w->cfg.faults.seed;
-    w->server = std::make_unique<NfServer>(std::move(step), faults, spec.shape, pools.pkts);
+    w->server.push_back(
+        std::make_unique<NfServer>(std::move(step), faults, spec.shape, pools.pkts));
     w->traffic = traffic.queue(q);
-    w->sw_nf = sw_nf.queue(q);
-    if (!external_nf) w->nf_side = nf_side.queue(q);
-    w->nft.server = w->server.get();
-    w->nft.port = &w->nf_side;
-    w->loop = std::make_unique<SwitchLoop>(w->cfg, *w->mode, *w->server, w->traffic, w->sw_nf,
-                                           w->nf_side, feeder, out, w->nft, g_stop_signal);
+    w->sw_nf[0] = sw_nf.queue(q);
+    if (!external_nf) {
+      w->nf_side.push_back(nf_side.queue(q));
+      w->inline_servers.push_back(w->server[0].get());
+    }
+    w->loop =
+        std::make_unique<SwitchLoop>(w->cfg, *w->mode, w->inline_servers, w->traffic, w->sw_nf,
+                                     w->nf_side, feeder, out, w->nft, g_stop_signal);
     w->loop->wire_elsewhere(&input_done);
     ws.push_back(std::move(w));
   }
@@ -200,8 +212,8 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     SwitchWorker& w = *ws[q];
     run::add_part(res, worker_part(w, external_nf, abandoned[q]));
     add_counts(traffic[0], w.traffic[0]);
-    add_counts(sw_nf, w.sw_nf);
-    if (!external_nf) add_counts(nf_side, w.nf_side);
+    add_counts(sw_nf, w.sw_nf[0]);
+    if (!external_nf) add_counts(nf_side, w.nf_side[0]);
   }
   if (wire_abandoned) {
     res.switch_drops += wire_abandoned;

@@ -22,6 +22,7 @@ void ParkCounters::report(const CounterSink& s) const {
   s("explicit_drops_whole", explicit_drops_whole);
   s("no_headroom", no_headroom);
   s("stranded_at_exit", stranded_at_exit);
+  s("reclaimed", reclaimed);
 }
 
 }  // namespace nfpark::park

@@ -30,6 +30,8 @@ struct ParkCounters {
   uint64_t explicit_drops_whole = 0;  // NF dropped a packet that went whole (tag ENB=0)
   uint64_t no_headroom = 0;           // could not insert a tag or rewrite headers: dropped
   uint64_t stranded_at_exit = 0;      // payloads still parked at shutdown (headers never came back)
+  uint64_t reclaimed = 0;  // payloads freed when their NF server went down (reclaim()); their
+                           // headers are counted where they were lost (the NF link)
 
   // Packets the switch dropped (split or merge side), each counted once.
   uint64_t drops() const {

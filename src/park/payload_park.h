@@ -151,6 +151,17 @@ class PayloadPark {
     return merge_slow(pkt, slice);
   }
 
+  // NF server `slice` went down: frees every payload parked in its slice (counted reclaimed;
+  // their headers are lost with the server). A header that still comes back finds its slot
+  // free or reused under another generation and is dropped (premature_evictions).
+  void reclaim(uint8_t slice) {
+    if (slice >= tables_.size()) return;
+    tables_[slice].drain([&](const Parked& p) {
+      ++ctr_.reclaimed;
+      B::free(p.pkt);
+    });
+  }
+
   // Frees every payload still parked (headers that never came back). Call at shutdown.
   void drain() {
     for (auto& t : tables_)

@@ -166,9 +166,9 @@ class QueueMem {
   }
 
   // NF -> traffic out. `nf_link` names the NF link the packet came from; the tag itself names
-  // the port, so it is informational. A header may release batches.
+  // the port, so it is informational — unless ports are NF servers (port_per_server): then a
+  // tag must come back on its own port's link. A header may release batches.
   void merge(Handle pkt, uint8_t nf_link, Emitter<Handle>& to_out) {
-    (void)nf_link;
     uint8_t* d = B::data(pkt);
     const PacketLayout L = parse_packet(d, B::head_len(pkt));
     if (!taggable(L)) {
@@ -180,6 +180,7 @@ class QueueMem {
     const uint32_t avail = B::head_len(pkt) > at ? B::head_len(pkt) - at : 0;
     ParkTag tag;
     if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
+    if (cfg_.port_per_server && tag.slice != nf_link) return drop(pkt, ctr_.wrong_port);
     if (!tag.parked) {
       if (tag.drop) return drop(pkt, ctr_.drop_explicit_whole);
       B::close_gap(pkt, at, codec_.size());
@@ -251,6 +252,26 @@ class QueueMem {
         }
         ++ctr_.recoveries;
         ++ctr_.recoveries_idle;
+        release_head(s, Release::kLost, to_out);
+      }
+    }
+  }
+
+  // Port `port`'s NF server went down (port_per_server): every batch of its slices is released
+  // now, as a recovery (payloads whose header is back leave, the others are dropped as
+  // drop.header_lost), so its flows can move to another server with nothing of theirs waiting.
+  void release_port(uint8_t port, Emitter<Handle>& to_out) {
+    if (port >= cfg_.ports) return;
+    const uint32_t per = st_.slices_per_port();
+    for (uint32_t s = uint32_t(port) * per; s < uint32_t(port + 1) * per; ++s) {
+      if (st_.seal_tail(s)) ++ctr_.batches_sealed;
+      while (st_.head(s) != Store::kNone) {
+        if (Store::complete(st_.batch(st_.head(s)))) {
+          release_ready(s, to_out);
+          continue;
+        }
+        ++ctr_.recoveries;
+        ++ctr_.recoveries_down;
         release_head(s, Release::kLost, to_out);
       }
     }

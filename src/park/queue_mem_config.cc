@@ -42,12 +42,14 @@ void QueueMemCounters::report(const CounterSink& s) const {
   s("bad_tag", bad_tag);
   s("stale_headers", stale_headers);
   s("duplicate_headers", duplicate_headers);
+  s("wrong_port", wrong_port);
   s("whole_lost", whole_lost);
   s("batches_complete", batches_complete);
   s("batches_sealed", batches_sealed);
   s("batches_waited", batches_waited);
   s("recoveries", recoveries);
   s("recoveries_idle", recoveries_idle);
+  s("recoveries_down", recoveries_down);
   s("batches_drained", batches_drained);
   s("held_pkts", held_pkts);
   s("held_bytes", held_bytes);

@@ -35,6 +35,9 @@ struct QueueMemConfig {
   Nanos seal_after = 200 * kMicro;
   std::optional<std::array<uint8_t, 16>> key;  // SipHash key for keyed tags (else CRC-32C)
   NoSplitFilter no_split;  // traffic sent whole (P4: dst_ip_blacklist, l4_blacklist)
+  // Ports are NF servers (a switch with several NF ports): a packet comes back on the NF link
+  // of the port its tag names, or it is dropped (wrong_port).
+  bool port_per_server = false;
 
   // Empty when the config is usable, else what is wrong and how to fix it.
   std::string validate() const;
@@ -76,6 +79,7 @@ struct QueueMemCounters {
   uint64_t bad_tag = 0;            // tag missing, cut short or failing its check: dropped
   uint64_t stale_headers = 0;      // valid tag but idx holds another id (late, replayed)
   uint64_t duplicate_headers = 0;  // a second header for an idx already returned
+  uint64_t wrong_port = 0;  // came back on another NF server's link than its tag names: dropped
   uint64_t whole_lost = 0;  // a queued whole packet never came back (lost where it was dropped)
   // batches
   uint64_t batches_complete = 0;  // released because every header was back
@@ -83,6 +87,7 @@ struct QueueMemCounters {
   uint64_t batches_waited = 0;    // complete while an older batch of the slice still waited
   uint64_t recoveries = 0;        // released with a header missing (lost_after or NF idle)
   uint64_t recoveries_idle = 0;   // of which: the engine said the NF side holds nothing
+  uint64_t recoveries_down = 0;   // of which: their NF server went down (release_port)
   uint64_t batches_drained = 0;   // released by drain() at the end of the run
   // buffer occupancy (packets waiting: payloads, and queued whole packets back from the NF)
   uint64_t held_pkts = 0, held_bytes = 0, peak_pkts = 0, peak_bytes = 0;
@@ -101,7 +106,8 @@ struct QueueMemCounters {
   // whole system). A payload dropped because its header was lost (header_lost, stranded) or
   // dropped by the NF (explicit) was counted where that happened, so it is not counted here.
   uint64_t packet_drops() const {
-    return drop_id_mismatch + drop_no_headroom + bad_tag + stale_headers + duplicate_headers;
+    return drop_id_mismatch + drop_no_headroom + bad_tag + stale_headers + duplicate_headers +
+           wrong_port;
   }
   // NF drops that came back as notices and found what they named (see ParkCounters).
   uint64_t nf_drops_returned() const { return drop_explicit + drop_explicit_whole; }
@@ -111,6 +117,7 @@ struct QueueMemCounters {
     s("bad_tag", bad_tag);
     s("stale_header", stale_headers);
     s("duplicate_header", duplicate_headers);
+    s("wrong_port", wrong_port);
   }
   void report(const CounterSink& s) const;
 };

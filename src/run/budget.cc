@@ -80,7 +80,8 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
   } else {
     const Holds h = mode_holds(c);
     const uint64_t want = h.packets + uint64_t(b.reframe_hold) * workers +
-                          (6 + 4 * (workers - 1)) * uint64_t(kRingSize) + 4096;
+                          (6 + 4 * (workers - 1)) * uint64_t(kRingSize) + 4096 +
+                          2 * kRingSize * (std::max<uint32_t>(c.nf_servers, 1) - 1);
     b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : uint32_t(std::min<uint64_t>(want, UINT32_MAX));
     const bool given = c.pool_mbufs != 0;
     b.parts.push_back({given ? "run" : h.section, given ? "pool_mbufs" : h.key,

@@ -220,6 +220,19 @@ bool Loader::check_roles(std::string& err) const {
                 "role switch needs the port to the NF server: --nf-port "
                 "vdev:net_memif0,role=server,..."),
            false;
+  if (c.role == Role::kSwitch) {
+    const auto ports = nf_ports(c);
+    for (const std::string& p : ports)
+      if (p.empty())
+        return (err = where("run", "nf_port") + ": an empty port spec in '" + c.nf_port +
+                      "'; give one spec per NF server, joined by +"),
+               false;
+    if (ports.size() != c.nf_servers)
+      return (err = where("run", "nf_port") + ": " + std::to_string(ports.size()) +
+                    " NF port(s) for " + std::to_string(c.nf_servers) + " NF server(s) (" +
+                    where("nf_servers", "count") + "); give one port spec per server, joined by +"),
+             false;
+  }
   const bool live = !c.traffic_ports.empty();
   if (live && (!c.in_path.empty() || !c.out_path.empty()))
     return (err = where("run", "traffic") + ": live traffic replaces " +
@@ -260,6 +273,17 @@ bool Loader::finish(std::string& err) {
   std::string nerr;
   if (!nf::check_chain(c.chain, c.nf_config.get(), nerr))
     return (err = where("run", "chain") + ": " + nerr), false;
+  // Several NF servers: one PayloadPark slice and one QUEUE-MEM port (its queues) per server.
+  if (c.nf_servers > 1) {
+    if (given("park", "slices") && c.park.slices != c.nf_servers)
+      return (err = where("park", "slices") + ": " + std::to_string(c.park.slices) +
+                    " slices for " + std::to_string(c.nf_servers) + " NF servers (" +
+                    where("nf_servers", "count") + "); leave it out: each server has its slice"),
+             false;
+    cfg_.park.slices = uint8_t(c.nf_servers);
+    cfg_.queuemem.ports = uint8_t(c.nf_servers);
+    cfg_.queuemem.port_per_server = true;
+  }
   if (c.queuemem.slices > c.queuemem.queues)
     return (err = where("queuemem", "slices") + ": expected at most queues (" +
                   std::to_string(c.queuemem.queues) + "), got " +

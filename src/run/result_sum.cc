@@ -26,6 +26,16 @@ void add_part(RunResult& t, const RunResult& p) {
   t.duplicates += p.duplicates;
   t.switch_drops += p.switch_drops;
   t.nf_drops_ended += p.nf_drops_ended;
+  if (t.servers.size() < p.servers.size()) t.servers.resize(p.servers.size());
+  for (size_t k = 0; k < p.servers.size(); ++k) {
+    ServerResult &a = t.servers[k], b = p.servers[k];
+    a.packets_to += b.packets_to, a.bytes_to += b.bytes_to;
+    a.packets_from += b.packets_from, a.bytes_from += b.bytes_from;
+    a.nf_drops += b.nf_drops, a.unanswered += b.unanswered, a.late += b.late;
+    a.refused += b.refused, a.too_long += b.too_long;
+    a.downs += b.downs, a.takebacks += b.takebacks;
+    a.live = a.live && b.live;
+  }
   add_map(t.drops, p.drops);
   add_map(t.park, p.park);
   add_map(t.nf, p.nf);

@@ -17,6 +17,7 @@
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
 #include "park/secret.h"
+#include "park/server_choice.h"
 #include "park/slicer.h"
 #include "reframe/reorder_config.h"
 
@@ -46,8 +47,12 @@ using Faults = park::FaultConfig;  // [faults], --nf-*: park/fault_injector.h
 struct RunConfig {
   Mode mode = Mode::kBaseline;
   Role role = Role::kAll;
-  std::string nf_port;     // role switch: the port to the NF server (vdev:...)
-  std::string port;        // role nf: the port to the switch (vdev:...)
+  std::string nf_port;      // role switch: the port to the NF server (vdev:...); several, one
+                            // per NF server, joined by '+' (nf_ports())
+  uint32_t nf_servers = 1;  // NF servers, one NF port each
+  park::Spread nf_spread = park::Spread::kFiveTuple;  // how flows are spread over them
+  double nf_dead_after_ms = 500;                      // role switch: liveness (server_choice.h)
+  std::string port;                                   // role nf: the port to the switch (vdev:...)
   double idle_exit_s = 0;  // live / role nf: exit after this long without traffic
                            // once traffic was seen (0: run until signal/timeout)
   std::string chain = "forward";
@@ -78,6 +83,9 @@ struct RunConfig {
   std::shared_ptr<toml::table> nf_config;  // the whole config; the chain reads [nf.NAME]
   std::string source;                      // where this came from (file name or "")
 };
+
+// The NF ports of a role-switch run: nf_port split at '+'.
+std::vector<std::string> nf_ports(const RunConfig& c);
 
 // Parses a 32-hex-digit tag key.
 bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key);

@@ -95,6 +95,18 @@ std::string RunResult::to_json() const {
   map(j, "nf", nf);
   map(j, "faults", faults);
   map(j, "ports", ports);
+  j.begin_array("servers");
+  for (const ServerResult& r : servers) {
+    j.begin_object("");
+    j.value("packets_to", r.packets_to).value("bytes_to", r.bytes_to);
+    j.value("packets_from", r.packets_from).value("bytes_from", r.bytes_from);
+    j.value("nf_drops", r.nf_drops).value("drops", r.drops());
+    j.value("unanswered", r.unanswered).value("late", r.late).value("refused", r.refused);
+    j.value("too_long", r.too_long);
+    j.value("live", r.live).value("downs", r.downs).value("takebacks", r.takebacks);
+    j.end_object();
+  }
+  j.end_array();
   j.begin_array("warnings");
   for (const std::string& w : warnings) j.value("", w);
   j.end_array();
@@ -129,6 +141,14 @@ std::string RunResult::to_text() const {
   line("NF drops", nf_drops);
   for (auto& [k, v] : drops.values)
     if (v && k != "nf") line(("drop: " + k).c_str(), v);
+  if (servers.size() > 1)
+    for (size_t k = 0; k < servers.size(); ++k) {
+      const ServerResult& r = servers[k];
+      std::snprintf(b, sizeof b, "  NF server %-12zu %llu to, %llu from, %llu dropped%s\n", k,
+                    (unsigned long long)r.packets_to, (unsigned long long)r.packets_from,
+                    (unsigned long long)(r.drops() + r.nf_drops), r.live ? "" : " (down)");
+      s += b;
+    }
   std::snprintf(b, sizeof b, "  %-22s %s\n", "in = out + drops", balanced() ? "yes" : "NO");
   s += b;
   std::snprintf(b, sizeof b, "  %-22s %s\n", "pools full at exit", pools_full ? "yes" : "NO");

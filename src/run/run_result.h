@@ -29,8 +29,21 @@ enum class End : uint8_t {
 };
 std::string_view to_string(End e);
 
+// One NF server of the switch (JSON "servers"): packets and bytes to and from it, what its
+// chain dropped, what the switch dropped of its packets — never answered (another process),
+// sent while it was down (late), refused at the merge (e.g. a tag from another server's link),
+// too long for its link — and its liveness record (server_choice.h).
+struct ServerResult {
+  uint64_t packets_to = 0, bytes_to = 0, packets_from = 0, bytes_from = 0;
+  uint64_t nf_drops = 0, unanswered = 0, late = 0, refused = 0, too_long = 0;
+  uint64_t downs = 0, takebacks = 0;
+  bool live = true;
+  uint64_t drops() const { return unanswered + late + refused + too_long; }
+};
+
 struct RunResult {
   std::string mode;
+  std::vector<ServerResult> servers;  // per NF server (one entry with one server)
   uint64_t packets_in = 0, bytes_in = 0, packets_out = 0, bytes_out = 0;
   uint64_t packets_to_nf = 0, bytes_to_nf = 0, packets_from_nf = 0, bytes_from_nf = 0;
   uint64_t nf_drops = 0, fault_drops = 0, duplicates = 0, switch_drops = 0;
@@ -42,8 +55,8 @@ struct RunResult {
   CounterMap park;   // the mode's counters
   CounterMap nf;     // the chain's counters
   CounterMap faults;
-  CounterMap ports;    // per-port packets/bytes: "<port>.rx_packets", ...
-  CounterMap reframe;  // Reframer's counters, when it ran
+  CounterMap ports;                   // per-port packets/bytes: "<port>.rx_packets", ...
+  CounterMap reframe;                 // Reframer's counters, when it ran
   std::vector<std::string> warnings;  // the NFs' end-of-run warnings, "<nf>: <what and fix>"
   bool reframe_on = false;
   double reframe_slf_in = 0, reframe_slf_out = 0, reframe_useless_wait_us = 0;

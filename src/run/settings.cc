@@ -39,6 +39,17 @@ std::string_view to_string(Mode m) {
   return "?";
 }
 
+std::vector<std::string> nf_ports(const RunConfig& c) {
+  std::vector<std::string> v;
+  size_t from = 0;
+  for (;;) {
+    const size_t plus = c.nf_port.find('+', from);
+    v.push_back(c.nf_port.substr(from, plus == std::string::npos ? plus : plus - from));
+    if (plus == std::string::npos) return v;
+    from = plus + 1;
+  }
+}
+
 bool parse_tag_key(const std::string& hex, std::array<uint8_t, 16>& key) {
   return park::parse_key_hex(hex, key);
 }
@@ -95,6 +106,14 @@ const Setting kSettings[] = {
    "", true, "N", [](R& c, const V& v) { c.pool_mbufs = uint32_t(v.u); }},
   {"run", "mem_mb", "mem-mb", Kind::kInt, 0, 24576, "MiB", "0", "DPDK memory (0: derived from the pools)",
    "", true, "MB", [](R& c, const V& v) { c.mem_mb = uint32_t(v.u); }},
+  // [nf_servers] (docs/run.md, Many NF servers)
+  {"nf_servers", "count", "nf-servers", Kind::kInt, 1, park::ServerChoice::kMaxServers, "servers", "1", "NF servers behind the switch, each with its own NF port and memory slice (role switch: as many --nf-port specs, joined by +)",
+   "", true, "M", [](R& c, const V& v) { c.nf_servers = uint32_t(v.u); }},
+  {"nf_servers", "spread", "nf-spread", Kind::kChoice, 0, 0, "", "five_tuple", "how flows are spread over the NF servers: five_tuple, src_ip (a host's flows together) or symmetric (both directions of a connection together)",
+   "five_tuple|src_ip|symmetric", true, "S", [](R& c, const V& v) { c.nf_spread = *park::parse_spread(v.s); }},
+  {"nf_servers", "dead_after_ms", "nf-dead-after", Kind::kReal, 0, 3.6e6, "ms", "500", "role switch: an NF server that answers nothing for this long while it has packets is down: its slots are reclaimed, its flows go to the others until it answers again (0: never)",
+   "", true, "MS", [](R& c, const V& v) { c.nf_dead_after_ms = v.d; }},
+  // [park]
   {"run", "secret", "secret", Kind::kKey, 0, 0, "", "", "the run's 128-bit secret, keying every tag and token (default: from the OS; set it only for reproducible runs; docs/security.md)",
    "", true, "HEX", [](R& c, const V& v) {
      park::Key128 k{};
