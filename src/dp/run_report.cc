@@ -61,7 +61,7 @@ void report_servers(const std::vector<std::unique_ptr<NfServer>>& servers, bool 
     res.fault_drops += t.fault_drops;
     res.duplicates += t.duplicates;
     for (auto maps : {std::pair{&res.drops, &t.drops}, std::pair{&res.faults, &t.faults},
-                       std::pair{&res.nf, &t.nf}, std::pair{&res.reframe, &t.reframe}})
+                      std::pair{&res.nf, &t.nf}, std::pair{&res.reframe, &t.reframe}})
       for (auto& [key, v] : maps.second->values) maps.first->values[key] += v;
     for (std::string& w : t.warnings)
       if (std::find(res.warnings.begin(), res.warnings.end(), w) == res.warnings.end())

@@ -42,7 +42,7 @@ void BaselineProgram::ingress(Pass& pass, Packet* p) {
   if (topo_.is_nf_port(pass.port()))
     pass.enqueue(p, p->out_port, 0);
   else
-    pass.enqueue(p, topo_.nf_port_of(pass.port()), 0);
+    pass.enqueue(p, topo_.nf_port_of(p), 0);
 }
 
 namespace {
@@ -84,7 +84,7 @@ void PayloadParkProgram::ingress(Pass& pass, Packet* p) {
   const uint16_t in = pass.port();
   if (in == topo_.recirc_port()) {
     const uint16_t left = uint16_t((p->user & 0xFF) - 1), where = p->user >> 8;
-    const uint16_t port = where == kToNf ? topo_.nf_port_of(p->in_port) : p->out_port;
+    const uint16_t port = where == kToNf ? topo_.nf_port_of(p) : p->out_port;
     if (left == 0) {
       p->user = 0;
       return pass.enqueue(p, port, 0);
@@ -100,7 +100,7 @@ void PayloadParkProgram::ingress(Pass& pass, Packet* p) {
     if (pp_.counters().merges != merges) return forward(pass, m, m->out_port, kToOut);
     return pass.enqueue(m, m->out_port, 0);
   }
-  const uint16_t nf = topo_.nf_port_of(in);
+  const uint16_t nf = topo_.nf_port_of(p);
   const uint64_t splits = pp_.counters().splits;
   Packet* h = pp_.split(p, topo_.slice_of(nf));
   if (!h) return;

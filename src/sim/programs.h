@@ -17,17 +17,23 @@
 #include <string>
 
 #include "park/payload_park.h"
+#include "park/server_choice.h"
 #include "sim/sim_buffer.h"
 #include "sim/switch.h"
 
 namespace nfpark::sim {
 
-// How the switch's ports are used: traffic ports 0..traffic-1, then one port per NF server.
+// How the switch's ports are used: traffic ports 0..traffic-1, then one port per NF server. A
+// packet's NF server is park::ServerChoice's pick over its flow (5-tuple), the rule `nfpark
+// run --nf-servers` uses; a header packet hashes as its original (the same L2-L4 headers).
 struct Topology {
   uint16_t traffic = 1;
   uint16_t nf_servers = 1;
-  uint16_t nf_port_of(uint16_t traffic_port) const {
-    return uint16_t(traffic + traffic_port % nf_servers);
+  uint16_t nf_port_of(const Packet* p) const {
+    if (nf_servers <= 1) return traffic;
+    const park::ServerChoice choice(nf_servers, park::Spread::kFiveTuple, 0);
+    return uint16_t(traffic + choice.pick(SimBuffer::data(const_cast<Packet*>(p)),
+                                          SimBuffer::head_len(const_cast<Packet*>(p))));
   }
   bool is_nf_port(uint16_t port) const { return port >= traffic && port < traffic + nf_servers; }
   uint8_t slice_of(uint16_t nf_port) const { return uint8_t(nf_port - traffic); }

@@ -89,7 +89,7 @@ void QueueMemProgram::ingress(Pass& pass, Packet* p) {
     to_nf_.clear();
     if (qm_.split(p, uint8_t(p->out_port), to_nf_, to_out_)) {
       for (size_t i = 0; i < to_nf_.size(); ++i) {
-        pass.enqueue(to_nf_[i], topo_.nf_port_of(in), 0);
+        pass.enqueue(to_nf_[i], topo_.nf_port_of(to_nf_[i]), 0);
         last_sent_ = pass.now();
       }
     } else {

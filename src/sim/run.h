@@ -2,8 +2,9 @@
 //
 //   traffic ports 0..T-1 ── Switch ── NF port T+k ── NfServer k   (k < nf_servers)
 //        (TrafficSource in, Collector out)
-// Traffic port t sends to NF server t % nf_servers. Sources stop at `duration`; the run goes on
-// until every packet in flight has come out (or `drain_limit` more has passed), then the mode
+// A flow goes to the NF server park::ServerChoice picks (5-tuple hash, as `nfpark run
+// --nf-servers`). Sources stop at `duration`; the run goes on until every packet in flight has
+// come out (or `drain_limit` more has passed), then the mode
 // drains what it still holds. A report says whether packets in = out + drops held and whether
 // every record went back to its pool.
 #pragma once

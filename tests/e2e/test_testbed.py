@@ -212,3 +212,28 @@ def test_memif_between_switch_and_nf_server(tb_id: str) -> None:
     p = run_in(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", net.SERVER_IP)
     assert " 0% packet loss" in p.stdout, p.stdout
     check_results(net.down(tb_id), "payloadpark")
+
+
+def test_two_nf_servers(tb_id: str) -> None:
+    """`up --nf-servers 2`: the switch with two NF ports (af_packet veths to nf1 and nf2), flows
+    spread symmetrically; iperf3 TCP (4 streams) and a large ping cross it in payloadpark mode,
+    both servers carry traffic, and every packet is counted per server."""
+    tb = net.up(tb_id, "payloadpark", nf_servers=2)
+    tcp = iperf3(tb, "-P", "4", seconds=2)
+    assert tcp["end"]["sum_received"]["bytes"] > 1_000_000  # type: ignore[index]
+    p = run_in(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", net.SERVER_IP)
+    assert " 0% packet loss" in p.stdout, p.stdout
+    res = net.down(tb_id)
+    sw = check_results(res, "payloadpark")
+    nf2 = res.get("nf2")
+    assert nf2 and nf2["pools_full"] is True, res
+    servers = sw["servers"]
+    assert isinstance(servers, list) and len(servers) == 2, sw
+    # 4 streams (+ the control connection) over 2 servers: both served (the chance that all 5
+    # connections hash to one server is 2 x 2^-5).
+    assert all(s["packets_to"] > 0 for s in servers), servers
+    assert sum(s["packets_to"] for s in servers) == sw["packets_to_nf"], sw
+    assert all(s["downs"] == 0 for s in servers), servers
+    for k, s in enumerate(servers, start=1):  # what each NF process got, its switch port sent
+        nf = res.get(f"nf{k}")
+        assert nf and int(nf["packets_in"]) <= s["packets_to"], (k, nf, s)  # type: ignore[call-overload]

@@ -41,6 +41,7 @@ CLIENT_IP = "198.18.0.1"
 SERVER_IP = "198.18.0.2"
 NF_LINK_MTU = 2000  # room for a tag on a full 1514 B frame; af_packet carries up to 2016 B
 MODES = ("baseline", "payloadpark", "queuemem", "nfslicer", "nicmem", "split")
+MAX_NF_SERVERS = 16  # the switch's limit (park/server_choice.h)
 BRIDGE = "bridge"  # no nfpark: a Linux bridge in the switch namespace (what the path costs)
 OFFLOADS = ("tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off")
 REPO = Path(__file__).resolve().parents[3]
@@ -216,9 +217,8 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
         raise TestbedError(f"mode must be one of {', '.join(MODES)} or {BRIDGE}, got {mode!r}")
     if nf_link not in ("af_packet", "memif"):
         raise TestbedError(f"--nf-link must be af_packet or memif, got {nf_link!r}")
-    if nf_servers != 1:
-        raise TestbedError("--nf-servers: the switch serves one NF port today; M >= 2 needs "
-                           "a switch with M NF ports (issue 16, Many NF servers)")
+    if not 1 <= nf_servers <= MAX_NF_SERVERS:
+        raise TestbedError(f"--nf-servers must be 1 to {MAX_NF_SERVERS}, got {nf_servers}")
     if Testbed.load(tb_id) or our_namespaces(tb_id):
         raise TestbedError(f"testbed {tb_id} is up (or was not removed): "
                            f"`nfpark testbed down {tb_id}` first")
@@ -245,10 +245,16 @@ def up(tb_id: str, mode: str = "baseline", chain: str = "firewall,counter", nf_s
             tb.procs.append(Proc(f"nf{k}", tb.ns(f"nf{k}"), argv))
             start(tb, tb.procs[-1])
         if nf_link == "memif":
-            _wait_for(lambda: (tb.dir / "nf1.sock").exists(), 10, "the NF server's memif socket")
+            socks = [tb.dir / f"nf{k}.sock" for k in range(1, nf_servers + 1)]
+            _wait_for(lambda: all(s.exists() for s in socks), 10, "the NF servers' memif sockets")
+            time.sleep(0.2)  # bound, and listening a moment later
         traffic = "vdev:net_af_packet0,iface=tcl+vdev:net_af_packet1,iface=tsv"
-        argv = [binary, *common, "--role", "switch", "--traffic", traffic, "--nf-port",
-                _nf_port(tb, 1, "switch"), *switch_args]
+        # One NF port per server; both directions of a connection on one server (stateful NFs
+        # such as the firewall see the whole connection).
+        nf_ports = "+".join(_nf_port(tb, k, "switch") for k in range(1, nf_servers + 1))
+        servers = ["--nf-servers", str(nf_servers), "--nf-spread", "symmetric"]
+        argv = [binary, *common, "--role", "switch", "--traffic", traffic, "--nf-port", nf_ports,
+                *(servers if nf_servers > 1 else []), *switch_args]
         tb.procs.append(Proc("switch", tb.ns("switch"), argv))
         start(tb, tb.procs[-1])
         wait_ready(tb, ready_s)
