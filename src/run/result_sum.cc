@@ -47,7 +47,9 @@ void add_part(RunResult& t, const RunResult& p) {
       t.warnings.push_back(w);
   if (p.reframe_on) {
     // SLF is a per-packet average: weight each worker's by the packets its Reframer saw.
-    const double a = double(t.packets_to_nf - p.packets_to_nf), b = double(p.packets_to_nf);
+    // (packets_to_nf: a switch's worker; packets_in: an NF role's worker; `t` already has p's)
+    const double b = double(p.packets_to_nf + p.packets_in);
+    const double a = double(t.packets_to_nf + t.packets_in) - b;
     if (a + b > 0) {
       t.reframe_slf_in = (t.reframe_slf_in * a + p.reframe_slf_in * b) / (a + b);
       t.reframe_slf_out = (t.reframe_slf_out * a + p.reframe_slf_out * b) / (a + b);
