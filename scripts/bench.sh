@@ -42,6 +42,7 @@ mkdir -p "$out"
 # name | arguments for the full run | arguments for --quick
 benches=(
   "switch_bench||--quick"
+  "workers_bench||--quick"
   "split_merge_bench||--quick"
   "nicmode_bench||--quick"
   "kvs_bench||--quick"

@@ -2,6 +2,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <string>
@@ -28,8 +29,23 @@ bool eal_init(const EalOptions& o, std::string& err) {
   std::vector<std::string> args = {"nfpark", "-m", std::to_string(o.mem_mb),
                                    "--file-prefix=nfpark" + std::to_string(getpid()),
                                    "--log-level=*:error"};
-  args.push_back("-l");
-  args.push_back(o.lcores > 1 ? "0-" + std::to_string(o.lcores - 1) : "0");
+  // More lcores than CPUs this process may use (--workers N on a small machine): every lcore
+  // floats over all of them, and the kernel shares them out (busy loops still progress).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  unsigned ncpu = 0;
+  std::string list;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+    for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &cpus)) {
+        list += (ncpu++ ? "," : "") + std::to_string(c);
+      }
+  if (o.lcores > 1 && ncpu > 0 && o.lcores > ncpu) {
+    args.push_back("--lcores=(0-" + std::to_string(o.lcores - 1) + ")@(" + list + ")");
+  } else {
+    args.push_back("-l");
+    args.push_back(o.lcores > 1 ? "0-" + std::to_string(o.lcores - 1) : "0");
+  }
   if (!o.hugepages) {
     args.push_back("--no-huge");
     args.push_back("--no-pci");

@@ -10,7 +10,8 @@ namespace nfpark::dp {
 
 struct EalOptions {
   unsigned mem_mb = 512;  // memory EAL may use (no hugepages: plain pages)
-  unsigned lcores = 1;    // 1: everything on one core; 2: NF server on a second one
+  unsigned lcores = 1;    // 1: everything on one core; 2: NF server on a second one; N + 1 for
+                          // --workers N (floated over the CPUs when there are fewer)
   bool hugepages = false;
   bool telemetry = false;  // DPDK's telemetry socket in the runtime directory          // use
                            // hugepages and PCI devices (real deployments)

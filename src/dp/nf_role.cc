@@ -33,13 +33,17 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
   if (!step) return 2;
   const uint32_t pool_n = budget.pool_mbufs;
   EalOptions eo;
-  eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256;
+  eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256 * cfg.workers;
+  eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : 1;  // nf_workers.cc
   // No telemetry socket here yet: with it, a role-nf process on memif died of SIGSEGV in
   // tests/e2e/test_own_packets.py (two processes); not understood yet (docs/testbed.md).
   eo.telemetry = false;
   if (!eal_init(eo, err)) return 1;
   int rc = 0;
-  {
+  if (cfg.workers > 1) {
+    step.reset();  // each worker builds its own
+    rc = run_nf_workers(cfg, budget, spec, res, err);
+  } else {
     MbufMeta::register_meta();
     rte_mempool* pool =
         rte_pktmbuf_pool_create("nfpkts", pool_n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);

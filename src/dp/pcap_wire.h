@@ -4,6 +4,9 @@
 // Both are test equipment, not dataplane: they copy bytes in and out as a NIC's wire would.
 // Frames of any length up to the pcap's snaplen (trace::kMaxFrame, 256 KiB) travel: the feeder
 // builds a chain of as many mbufs as a frame needs, the writer writes a chain segment by segment.
+// Many workers: the feeder plays a NIC's RSS — it puts each frame on the RX ring of the worker
+// its flow belongs to (core/shard.h) — and the writer drains every worker's TX ring; a flow's
+// packets keep their order, flows of different workers interleave as their workers run.
 // Truncated records: the feeder keeps what the capture cut off in MbufMeta::cut (the wire length
 // travels with the packet), or with `pad` rebuilds the frame to its wire length (trace/pad.h).
 #pragma once
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/shard.h"
 #include "core/time.h"
 #include "dp/mbuf_ops.h"
 #include "dp/port.h"
@@ -32,14 +36,21 @@ class Feeder {
   // `pad`: rebuild truncated records to their wire length (nfpark run --pad).
   Feeder(trace::TraceReader& r, rte_mempool* pool, rte_mempool* primary, rte_ring* ring, bool pace,
          bool pad = false)
-      : reader_(r), pool_(pool), primary_(primary), ring_(ring), pace_(pace) {
+      : reader_(r), pool_(pool), primary_(primary), ring_(ring), rings_{ring}, pace_(pace) {
     if (pad) padded_.resize(trace::kMaxFrame);
+  }
+  // Many workers: frame f goes to rings[shard.of(f)] (rings.size() == shard.workers()).
+  void shard_over(const Shard& shard, std::vector<rte_ring*> rings) {
+    shard_ = shard;
+    rings_ = std::move(rings);
+    ring_ = rings_[0];
   }
   void start(Nanos now) { start_ = now; }
   // Enqueues up to one burst; returns packets fed. Sets done() at end of input.
   uint32_t feed(Nanos now) {
     if (done_ || has_pending_) return 0;
-    if (rte_ring_free_count(ring_) < kBurst || rte_ring_count(ring_) > 4 * kBurst) return 0;
+    for (rte_ring* r : rings_)
+      if (rte_ring_free_count(r) < kBurst || rte_ring_count(r) > 4 * kBurst) return 0;
     rte_mbuf* b[kBurst];
     uint32_t n = 0;
     trace::PacketRecord rec;
@@ -72,10 +83,17 @@ class Feeder {
       }
       b[n++] = m;
     }
-    if (n) {
+    if (n && rings_.size() == 1) {
       unsigned q = rte_ring_enqueue_burst(ring_, reinterpret_cast<void**>(b), n, nullptr);
       for (unsigned i = q; i < n; ++i) rte_pktmbuf_free(b[i]);  // cannot happen: space checked
       packets += q;
+    } else if (n) {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (rte_ring_enqueue(rings_[worker_of(b[i])], b[i]) == 0)
+          ++packets;
+        else
+          rte_pktmbuf_free(b[i]);  // cannot happen: space checked
+      }
     }
     return n;
   }
@@ -87,6 +105,9 @@ class Feeder {
   std::string error;
 
  private:
+  uint32_t worker_of(rte_mbuf* m) const {
+    return rings_.size() == 1 ? 0 : shard_.of(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len);
+  }
   rte_mbuf* alloc() {
     if (primary_ != pool_) {
       if (rte_mbuf* m = rte_pktmbuf_alloc(primary_)) return m;
@@ -136,6 +157,8 @@ class Feeder {
   trace::TraceReader& reader_;
   rte_mempool *pool_, *primary_;
   rte_ring* ring_;
+  std::vector<rte_ring*> rings_;  // one per worker
+  Shard shard_;
   uint64_t seq_ = 0;
   bool pace_;
   bool done_ = false, has_pending_ = false, has_paced_ = false;
@@ -149,7 +172,7 @@ class Feeder {
     if (!has_pending_) return 0;
     rte_mbuf* m = to_mbuf(pending_);
     if (!m) return 0;
-    if (rte_ring_enqueue(ring_, m) != 0) {
+    if (rte_ring_enqueue(rings_[worker_of(m)], m) != 0) {
       bytes -= m->pkt_len;
       if (m->pkt_len != pending_.len) --padded;
       rte_pktmbuf_free(m);
@@ -169,10 +192,21 @@ class Feeder {
 // captured.
 class Writer {
  public:
-  Writer(trace::PcapWriter* w, rte_ring* ring) : w_(w), ring_(ring) {}
+  Writer(trace::PcapWriter* w, rte_ring* ring) : w_(w), rings_{ring} {}
+  // Many workers: drains each worker's TX ring in turn.
+  void drain_all(std::vector<rte_ring*> rings) { rings_ = std::move(rings); }
   uint32_t drain() {
+    uint32_t n = 0;
+    for (rte_ring* r : rings_) n += drain(r);
+    return n;
+  }
+  uint64_t packets = 0, bytes = 0;
+  bool failed = false;
+
+ private:
+  uint32_t drain(rte_ring* ring) {
     rte_mbuf* b[kBurst];
-    unsigned n = rte_ring_dequeue_burst(ring_, reinterpret_cast<void**>(b), kBurst, nullptr);
+    unsigned n = rte_ring_dequeue_burst(ring, reinterpret_cast<void**>(b), kBurst, nullptr);
     for (unsigned i = 0; i < n; ++i) {
       rte_mbuf* m = b[i];
       bytes += m->pkt_len;
@@ -182,10 +216,6 @@ class Writer {
     packets += n;
     return n;
   }
-  uint64_t packets = 0, bytes = 0;
-  bool failed = false;
-
- private:
   bool write(rte_mbuf* m) {
     // Stamp with the input time; a packet whose metadata was lost in another process (whole
     // packets back from an external NF) takes the previous packet's time.
@@ -202,7 +232,7 @@ class Writer {
   }
 
   trace::PcapWriter* w_;
-  rte_ring* ring_;
+  std::vector<rte_ring*> rings_;
   Nanos last_ts_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <net/if.h>
 #include <rte_bus_vdev.h>
+#include <rte_cycles.h>
 #include <rte_eth_ring.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -67,7 +68,7 @@ void Port::reset_meta(rte_mbuf** pkts, uint16_t n) {
 }
 
 bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferSplit* split,
-                 bool* hw_split) {
+                 bool* hw_split, uint16_t queues) {
   rte_eth_conf conf{};
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(id, &info) != 0) {
@@ -76,7 +77,14 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferS
   }
   if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-  int rc = rte_eth_dev_configure(id, 1, 1, &conf);
+  if (queues > info.max_rx_queues || queues > info.max_tx_queues) {
+    err = "port " + std::to_string(id) + ": " + std::to_string(queues) +
+          " queues asked (one per worker), the device offers " +
+          std::to_string(std::min(info.max_rx_queues, info.max_tx_queues)) +
+          " (lower --workers, or give the device more queues, e.g. qpairs= for af_packet)";
+    return false;
+  }
+  int rc = rte_eth_dev_configure(id, queues, queues, &conf);
   if (rc < 0) {
     err = "port " + std::to_string(id) + ": configure failed (" + std::to_string(rc) + ")";
     return false;
@@ -98,16 +106,21 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferS
     rxconf.offloads |= RTE_ETH_RX_OFFLOAD_BUFFER_SPLIT;
     if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
       rxconf.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-    if (rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), &rxconf, nullptr) == 0) {
+    bool all = true;
+    for (uint16_t q = 0; q < queues && all; ++q)
+      all = rte_eth_rx_queue_setup(id, q, nrx, unsigned(sock), &rxconf, nullptr) == 0;
+    if (all) {
       if (hw_split) *hw_split = true;
-      pool = nullptr;  // queue set up
+      pool = nullptr;  // queues set up
     }
   }
-  if ((pool && (rc = rte_eth_rx_queue_setup(id, 0, nrx, unsigned(sock), nullptr,
-                                            split ? split->data_pool : pool)) < 0) ||
-      (rc = rte_eth_tx_queue_setup(id, 0, ntx, unsigned(sock), nullptr)) < 0) {
-    err = "port " + std::to_string(id) + ": queue setup failed (" + std::to_string(rc) + ")";
-    return false;
+  for (uint16_t q = 0; q < queues; ++q) {
+    if ((pool && (rc = rte_eth_rx_queue_setup(id, q, nrx, unsigned(sock), nullptr,
+                                              split ? split->data_pool : pool)) < 0) ||
+        (rc = rte_eth_tx_queue_setup(id, q, ntx, unsigned(sock), nullptr)) < 0) {
+      err = "port " + std::to_string(id) + ": queue setup failed (" + std::to_string(rc) + ")";
+      return false;
+    }
   }
   if ((rc = rte_eth_dev_start(id)) < 0) {
     err = "port " + std::to_string(id) + ": start failed (" + std::to_string(rc) + ")";
@@ -118,7 +131,7 @@ bool Port::setup(uint16_t id, rte_mempool* pool, std::string& err, const BufferS
 }
 
 bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string& err,
-                const BufferSplit* split) {
+                const BufferSplit* split, uint16_t queues) {
   uint16_t id = 0;
   p.name_ = spec;
   if (spec.rfind("vdev:", 0) == 0) {
@@ -152,7 +165,8 @@ bool Port::open(const std::string& spec, rte_mempool* pool, Port& p, std::string
     if (!ControlGate::instance().enable(err)) return false;
     p.gate_ = &ControlGate::instance();
   }
-  if (!setup(id, pool, err, split, &p.hw_split_)) return false;
+  if (!setup(id, pool, err, split, &p.hw_split_, queues)) return false;
+  p.queues_ = queues;
   p.started_ = true;
   p.foreign_ = true;
   p.max_frame_ = limit_for(spec, id);
@@ -165,48 +179,106 @@ static rte_ring* make_ring(const std::string& name, unsigned size) {
 
 bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ring*& rx,
                      rte_ring*& tx, std::string& err, unsigned size) {
-  rx = make_ring(name + "_rx", size);
-  tx = make_ring(name + "_tx", size);
-  if (!rx || !tx) {
-    err = "ring port '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
-    return false;
+  std::vector<rte_ring*> rxs, txs;
+  if (!ring_ends(name, pool, p, rxs, txs, err, size, 1)) return false;
+  rx = rxs[0];
+  tx = txs[0];
+  return true;
+}
+
+// Ring names: queue 0 keeps the name a one-queue port always had.
+static std::string ring_name(const std::string& base, uint16_t q) {
+  return q == 0 ? base : base + std::to_string(q);
+}
+
+bool Port::ring_ends(const std::string& name, rte_mempool* pool, Port& p,
+                     std::vector<rte_ring*>& rx, std::vector<rte_ring*>& tx, std::string& err,
+                     unsigned size, uint16_t queues) {
+  rx.assign(queues, nullptr);
+  tx.assign(queues, nullptr);
+  for (uint16_t q = 0; q < queues; ++q) {
+    rx[q] = make_ring(ring_name(name + "_rx", q), size);
+    tx[q] = make_ring(ring_name(name + "_tx", q), size);
+    if (!rx[q] || !tx[q]) {
+      err = "ring port '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
+      return false;
+    }
   }
-  int id = rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, 0);
+  int id = rte_eth_from_rings(name.c_str(), rx.data(), queues, tx.data(), queues, 0);
   if (id < 0) {
     err = "ring port '" + name + "': cannot create ethdev";
     return false;
   }
   p.id_ = uint16_t(id);
   p.name_ = "ring:" + name;
-  p.rx_ring_ = rx;
-  if (!setup(p.id_, pool, err)) return false;
+  p.rx_ring_ = rx[0];
+  p.rx_rings_ = rx;
+  if (!setup(p.id_, pool, err, nullptr, nullptr, queues)) return false;
+  p.queues_ = queues;
   p.started_ = true;
   return true;
 }
 
 bool Port::ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b, std::string& err,
-                     unsigned size) {
-  rte_ring* ab = make_ring(name + "_ab", size);
-  rte_ring* ba = make_ring(name + "_ba", size);
-  if (!ab || !ba) {
-    err = "ring pair '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
-    return false;
+                     unsigned size, uint16_t queues) {
+  std::vector<rte_ring*> ab(queues), ba(queues);
+  for (uint16_t q = 0; q < queues; ++q) {
+    ab[q] = make_ring(ring_name(name + "_ab", q), size);
+    ba[q] = make_ring(ring_name(name + "_ba", q), size);
+    if (!ab[q] || !ba[q]) {
+      err = "ring pair '" + name + "': cannot create rings (out of memory? raise --mem-mb)";
+      return false;
+    }
   }
-  int ia = rte_eth_from_rings((name + "_a").c_str(), &ba, 1, &ab, 1, 0);
-  int ib = rte_eth_from_rings((name + "_b").c_str(), &ab, 1, &ba, 1, 0);
+  int ia = rte_eth_from_rings((name + "_a").c_str(), ba.data(), queues, ab.data(), queues, 0);
+  int ib = rte_eth_from_rings((name + "_b").c_str(), ab.data(), queues, ba.data(), queues, 0);
   if (ia < 0 || ib < 0) {
     err = "ring pair '" + name + "': cannot create ethdevs";
     return false;
   }
   a.id_ = uint16_t(ia);
   b.id_ = uint16_t(ib);
-  a.rx_ring_ = ba;
-  b.rx_ring_ = ab;
+  a.rx_ring_ = ba[0];
+  b.rx_ring_ = ab[0];
+  a.rx_rings_ = ba;
+  b.rx_rings_ = ab;
   a.name_ = "ring:" + name + "_a";
   b.name_ = "ring:" + name + "_b";
-  if (!setup(a.id_, pool, err) || !setup(b.id_, pool, err)) return false;
+  if (!setup(a.id_, pool, err, nullptr, nullptr, queues) ||
+      !setup(b.id_, pool, err, nullptr, nullptr, queues))
+    return false;
+  a.queues_ = b.queues_ = queues;
   a.started_ = b.started_ = true;
   return true;
+}
+
+Port Port::queue(uint16_t q) const {
+  Port v;
+  v.id_ = id_;
+  v.queue_ = q;
+  v.queues_ = queues_;
+  v.view_ = true;
+  v.max_frame_ = max_frame_;
+  v.foreign_ = foreign_;
+  v.name_ = name_ + "#" + std::to_string(q);
+  v.rx_ring_ = q < rx_rings_.size() ? rx_rings_[q] : nullptr;
+  v.hw_split_ = hw_split_;
+  return v;  // no gate: see queue() in port.h
+}
+
+bool Port::wait_peer(const std::atomic<int>& stop, double timeout_s) {
+  if (!gate_) return true;
+  const uint64_t until = rte_get_timer_cycles() + uint64_t(timeout_s * double(rte_get_timer_hz()));
+  while (stop.load() == 0 && rte_get_timer_cycles() < until) {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(id_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+      gate_->hold();
+      was_up_ = true;
+      return true;
+    }
+    rte_delay_us_sleep(1000);  // the interrupt thread runs the handshake meanwhile
+  }
+  return false;
 }
 
 void Port::drop_too_long(rte_mbuf* const* pkts, uint16_t n) {
@@ -251,7 +323,7 @@ void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
     }
   }
   uint16_t sent = 0;
-  if (backlog_.empty()) sent = rte_eth_tx_burst(id_, 0, const_cast<rte_mbuf**>(pkts), n);
+  if (backlog_.empty()) sent = rte_eth_tx_burst(id_, queue_, const_cast<rte_mbuf**>(pkts), n);
   backlog_.insert(backlog_.end(), pkts + sent, pkts + n);
 }
 
@@ -269,7 +341,7 @@ bool Port::flush() {
   size_t done = 0;
   while (done < backlog_.size()) {
     uint16_t want = uint16_t(std::min<size_t>(kBurst, backlog_.size() - done));
-    uint16_t sent = rte_eth_tx_burst(id_, 0, backlog_.data() + done, want);
+    uint16_t sent = rte_eth_tx_burst(id_, queue_, backlog_.data() + done, want);
     done += sent;
     if (sent < want) break;
   }
@@ -286,6 +358,7 @@ std::vector<rte_mbuf*> Port::take_backlog() {
 }
 
 void Port::stop() {
+  if (view_) return;            // the port is its owner's to stop
   if (gate_) gate_->release();  // the interrupt thread runs the driver's stop/close work
   if (!started_) return;
   rte_eth_dev_stop(id_);

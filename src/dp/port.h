@@ -38,6 +38,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,21 +62,36 @@ struct BufferSplit {
 
 class Port {
  public:
-  // Creates or finds the ethdev named by `spec`, configures one RX and one TX queue, starts it.
+  // Creates or finds the ethdev named by `spec`, configures `queues` RX and TX queues (one per
+  // worker: queue() views them), starts it.
   static bool open(const std::string& spec, rte_mempool* rx_pool, Port& out, std::string& err,
-                   const BufferSplit* split = nullptr);
+                   const BufferSplit* split = nullptr, uint16_t queues = 1);
   // True when the port splits headers from data in hardware (see BufferSplit).
   bool hw_split() const { return hw_split_; }
-  // Two ring ports wired back to back (A's TX is B's RX and vice versa).
+  // Two ring ports wired back to back (A's TX is B's RX and vice versa), `queues` rings each way.
   static bool ring_pair(const std::string& name, rte_mempool* pool, Port& a, Port& b,
-                        std::string& err, unsigned ring_size = 4096);
+                        std::string& err, unsigned ring_size = 4096, uint16_t queues = 1);
   // A ring port whose RX ring and TX ring are exposed, for feeding and draining from the host.
   static bool ring_ends(const std::string& name, rte_mempool* pool, Port& p, rte_ring*& rx,
                         rte_ring*& tx, std::string& err, unsigned ring_size = 4096);
+  // The same with `queues` RX and TX rings (one per worker; rx[q] and tx[q] are queue q's).
+  static bool ring_ends(const std::string& name, rte_mempool* pool, Port& p,
+                        std::vector<rte_ring*>& rx, std::vector<rte_ring*>& tx, std::string& err,
+                        unsigned ring_size, uint16_t queues);
+  // Queue `q` of this port as a port of its own, for the worker that owns it: its own counters
+  // and transmit backlog; the port itself stays this object's (stop() on a view does nothing).
+  // A view never holds the ControlGate (one thread may): the owner holds it for the whole run
+  // once the peer is connected (wait_peer), so a peer that goes away mid-run is not noticed by
+  // the views (no peer_gone): its memory stays mapped until the run ends.
+  Port queue(uint16_t q) const;
+  // Gated ports (memif) with workers: waits until the peer is connected (the link is up), then
+  // holds the gate until stop(). False when `stop` was set or `timeout_s` passed first.
+  bool wait_peer(const std::atomic<int>& stop, double timeout_s);
+  uint16_t queues() const { return queues_; }
 
   uint16_t rx(rte_mbuf** pkts, uint16_t n) {
     if (gate_) gate_->hold();
-    const uint16_t got = rte_eth_rx_burst(id_, 0, pkts, n);
+    const uint16_t got = rte_eth_rx_burst(id_, queue_, pkts, n);
     if (foreign_) reset_meta(pkts, got);
     return got;
   }
@@ -114,11 +130,16 @@ class Port {
 
  private:
   static bool setup(uint16_t id, rte_mempool* pool, std::string& err,
-                    const BufferSplit* split = nullptr, bool* hw_split = nullptr);
+                    const BufferSplit* split = nullptr, bool* hw_split = nullptr,
+                    uint16_t queues = 1);
   static void reset_meta(rte_mbuf** pkts, uint16_t n);
   void drop_too_long(rte_mbuf* const* pkts, uint16_t n);
   bool gone();  // a gated port whose link was up and is down: its peer went away
   uint16_t id_ = 0;
+  uint16_t queue_ = 0;               // the queue this object reads and writes
+  uint16_t queues_ = 1;              // queues the port has (the owner's)
+  bool view_ = false;                // a queue() view: the port is another object's
+  std::vector<rte_ring*> rx_rings_;  // in-process ring ports: each queue's RX ring
   uint32_t max_frame_ = UINT32_MAX;
   bool foreign_ = false;        // not an in-process ring: metadata does not travel
   std::vector<rte_mbuf*> fit_;  // tx(): the frames that fit, when some do not

@@ -18,12 +18,14 @@
 #include "dp/nf_server.h"
 #include "dp/nf_thread.h"
 #include "dp/pcap_wire.h"
+#include "dp/pools.h"
 #include "dp/port.h"
 #include "dp/run_report.h"
 #include "dp/switch_loop.h"
 #include "dp/switch_mode.h"
 #include "dp/telemetry.h"
 #include "dp/traffic_ports.h"
+#include "dp/worker.h"
 #include "nf/registry.h"
 #include "run/budget.h"
 #include "run/nf_assembly.h"
@@ -40,49 +42,6 @@ namespace {
 void on_signal(int sig) {
   g_stop_signal = sig;
 }
-
-// Mirrors of the run module's sizes (run/budget.h), which plans memory without DPDK.
-constexpr uint32_t kRing = run::kRingSize;
-constexpr uint32_t kDataRoom = RTE_MBUF_DEFAULT_BUF_SIZE;
-constexpr uint32_t kHeaderRoom = 256 + RTE_PKTMBUF_HEADROOM;
-static_assert(kDataRoom == run::kDataRoom && kHeaderRoom == run::kHeaderRoom);
-
-// The run's mempools, sized by run::plan_memory.
-struct Pools {
-  rte_mempool *pkts = nullptr, *hdrs = nullptr, *ind = nullptr;
-  rte_mempool* nic = nullptr;  // nicmem: frames land in "NIC memory", host memory when it is empty
-  uint32_t n = 0;
-
-  bool create(const RunConfig& cfg, uint32_t mbufs, std::string& err) {
-    n = mbufs;
-    pkts = rte_pktmbuf_pool_create("pkts", n, 256, 0, kDataRoom, 0);
-    hdrs = rte_pktmbuf_pool_create("hdrs", n, 256, 0, kHeaderRoom, 0);
-    ind = rte_pktmbuf_pool_create("ind", n, 256, 0, 0, 0);
-    if (!pkts || !hdrs || !ind) {
-      err = "cannot create mempools of " + std::to_string(n) + " mbufs (raise --mem-mb)";
-      return false;
-    }
-    nic = cfg.mode == Mode::kNicmem
-              ? rte_pktmbuf_pool_create("nicmem", cfg.nicmem_mbufs, 0, 0, kDataRoom, 0)
-              : pkts;
-    if (!nic) {
-      err = "cannot create the NIC-memory pool of " + std::to_string(cfg.nicmem_mbufs) +
-            " mbufs ([nicmem] pool; raise --mem-mb)";
-      return false;
-    }
-    return true;
-  }
-  bool full() const {
-    return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&
-           rte_mempool_full(nic);
-  }
-  std::string leak() const {
-    return "mbuf leak: pools not full at exit (pkts " +
-           std::to_string(rte_mempool_avail_count(pkts)) + "/" + std::to_string(n) + ", hdrs " +
-           std::to_string(rte_mempool_avail_count(hdrs)) + ", indirect " +
-           std::to_string(rte_mempool_avail_count(ind)) + ")";
-  }
-};
 
 // Everything between EAL start and EAL cleanup: pools, ports, the NF server, the loop, and the
 // result. Returns 0, 1 (run failed) or 2 (bad configuration found late).
@@ -238,6 +197,16 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   res.live = !cfg.traffic_ports.empty();
   catch_stop_signals();
   if (cfg.role == Role::kNf) return run_nf_role(cfg, res, err);
+  if (cfg.workers > 1 && cfg.nf_servers > 1)
+    return (err = "--workers " + std::to_string(cfg.workers) + " with --nf-servers " +
+                  std::to_string(cfg.nf_servers) +
+                  ": several NF servers run with one worker for now (docs/run.md, Workers)"),
+           2;
+  if (cfg.workers > 1 && res.live)
+    return (err = "--workers " + std::to_string(cfg.workers) +
+                  " with --traffic: live ports run with one worker for now (docs/run.md, "
+                  "Workers); replay a trace (--in) or use --workers 1"),
+           2;
   trace::TraceReader reader;
   if (!res.live && !reader.open(cfg.in_path)) return (err = reader.error()), 2;
   // The output goes to a temporary file beside --out, moved over it at the end (or removed).
@@ -258,11 +227,13 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   }
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
-  eo.lcores = cfg.nf_lcore ? 2 : 1;
+  eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : cfg.nf_lcore ? 2 : 1;  // dp/worker.h
   eo.telemetry = res.live;  // dpdk-telemetry.py reads a live run (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
-  int rc = run_switch(cfg, reader, out_file.empty() ? nullptr : &writer, std::move(steps), spec,
-                      budget, res, err);
+  trace::PcapWriter* w = out_file.empty() ? nullptr : &writer;
+  int rc = cfg.workers > 1
+               ? run_switch_workers(cfg, reader, w, budget, res, err)
+               : run_switch(cfg, reader, w, std::move(steps), spec, budget, res, err);
   eal_cleanup();
   std::string why;
   if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;

@@ -24,6 +24,8 @@
 #include <string>
 
 #include "dp/run_config.h"
+#include "run/budget.h"
+#include "run/nf_assembly.h"
 
 namespace nfpark::dp {
 
@@ -37,5 +39,8 @@ void catch_stop_signals();
 int run(const RunConfig& cfg, RunResult& res, std::string& err);
 // The NF-server role alone (nf_role.cc): serves `cfg.port` until a signal or idle exit.
 int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err);
+// The NF-server role over cfg.workers > 1 lcores (nf_workers.cc), EAL up.
+int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::NfServerSpec& spec,
+                   RunResult& res, std::string& err);
 
 }  // namespace nfpark::dp

@@ -69,7 +69,8 @@ void SwitchLoop::liveness(Nanos now) {
 
 run::End SwitchLoop::run() {
   start_ = clock_.now();
-  feeder_.start(start_);
+  const bool wire = input_done_ == nullptr;  // this lcore plays the wire (feeder, writer)
+  if (wire) feeder_.start(start_);
   // How long nothing must move before the run is over: longer when the NF is another process,
   // and while the NF server delays packets (unless the run is stopping: then it releases them).
   const Nanos base_quiet = external_nf_ ? 200 * kMilli : 2 * kMilli;
@@ -87,13 +88,13 @@ run::End SwitchLoop::run() {
         last_activity = now;
       }
     }
-    uint32_t work = live_ || stopping_ ? 0 : feeder_.retry() + feeder_.feed(now);
+    uint32_t work = live_ || stopping_ || !wire ? 0 : feeder_.retry() + feeder_.feed(now);
     if (external_nf_ && sw_nf_.size() > 1) liveness(now);
     work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
     work += to_nf();         // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
-    if (!live_) work += out_.drain();
+    if (!live_ && wire) work += out_.drain();
     if (work || traffic_.backlogged() || nf_backlogged()) {
       last_activity = now;
       stall_phase_ = 0;
@@ -105,7 +106,8 @@ run::End SwitchLoop::run() {
       stopping_ = true;
       end = run::End::kIdleExit;
     }
-    const bool input_done = live_ ? stopping_ : feeder_.done() || stopping_;
+    const bool fed = wire ? feeder_.done() : input_done_->load(std::memory_order_acquire);
+    const bool input_done = live_ ? stopping_ : fed || stopping_;
     const Nanos quiet = stopping_ ? base_quiet : delay_quiet;
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands
     // (nor, unless stopping, in the traffic port's ring or refused by the mode).
@@ -121,7 +123,7 @@ run::End SwitchLoop::run() {
     // that only new input brings, so it is released now and the frame can enter.
     bool held = false;
     for (NfServer* sv : servers_) held = held || sv->held();
-    if (!live_ && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || held)) {
+    if (!live_ && wire && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || held)) {
       end_step(0, now);
       last_activity = now;
     }
@@ -141,7 +143,7 @@ run::End SwitchLoop::run() {
       s.drops = mode_.drops();
       stats_->publish(now, std::move(s));
     }
-    if (cfg_.progress && now > next_progress && !live_) {
+    if (cfg_.progress && now > next_progress && !live_ && wire) {
       std::fprintf(stderr, "\rnfpark run: %llu packets in, %llu out, %.1f s",
                    (unsigned long long)feeder_.packets, (unsigned long long)out_.packets,
                    double(now - start_) / 1e9);

@@ -77,6 +77,11 @@ class SwitchLoop {
   // it ended; the signal number is the caller's.
   // Live runs: publish counters to `s` (telemetry, rate line) about once a second.
   void observe(LiveStats* s) { stats_ = s; }
+  // One worker of several (dp/worker.h): the wire (feeder, writer) runs on another lcore, which
+  // sets `input_done` once the input is all on this worker's ring; run() never touches the
+  // feeder or the writer (finish(), on the wire's lcore once every worker stopped, may drain the
+  // writer).
+  void wire_elsewhere(const std::atomic<bool>* input_done) { input_done_ = input_done; }
   run::End run();
   // Seconds since run() started.
   double seconds() const { return double(clock_.now() - start_) / 1e9; }
@@ -118,6 +123,7 @@ class SwitchLoop {
   uint64_t seen_nf_activity_ = 0;
   int stall_phase_ = 0;
   LiveStats* stats_ = nullptr;  // live runs: counters for telemetry and the rate line
+  const std::atomic<bool>* input_done_ = nullptr;  // set: the wire is another lcore's
   park::ServerChoice choice_;
   std::vector<ServerDrops> sdrops_;
   std::vector<rte_mbuf*> to_nf_, to_out_;

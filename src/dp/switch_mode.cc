@@ -151,10 +151,12 @@ class QueueMemMode final : public SwitchMode {
 // and splices them on the way back.
 class SlicerMode final : public SwitchMode {
  public:
-  explicit SlicerMode(const park::SlicerConfig& c) : sl_(c), host_(4 * kBurst), wire_(4 * kBurst) {}
+  // `core`: the worker's ring, and the core id its tokens carry (run/worker_config.h).
+  SlicerMode(const park::SlicerConfig& c, uint8_t core)
+      : core_(core), sl_(c), host_(4 * kBurst), wire_(4 * kBurst) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
-    for (uint16_t i = 0; i < n; ++i) sl_.to_host(p[i], 0, host_, wire_);
+    for (uint16_t i = 0; i < n; ++i) sl_.to_host(p[i], core_, host_, wire_);
     move_out(host_, nf);
     return n;
   }
@@ -171,6 +173,7 @@ class SlicerMode final : public SwitchMode {
   }
 
  private:
+  uint8_t core_;
   park::SlicerNic<MbufOps> sl_;  // the Slicer and its host-boundary bytes (park/slicer_nic.h)
   park::Emitter<rte_mbuf*> host_, wire_;
 };
@@ -256,7 +259,7 @@ std::unique_ptr<SwitchMode> make_switch_mode(const RunConfig& cfg, rte_mempool* 
         err = "nfslicer: " + *e;
         return nullptr;
       }
-      return std::make_unique<SlicerMode>(cfg.slicer);
+      return std::make_unique<SlicerMode>(cfg.slicer, uint8_t(cfg.worker));
     }
     case Mode::kNicmem:
       return std::make_unique<NicSplitMode>(park::HostMode::kNicmem, cfg.header_segment, nic_pool);

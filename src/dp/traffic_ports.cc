@@ -10,6 +10,13 @@ bool TrafficPorts::open_replay(rte_mempool* pool, uint32_t ring_size, rte_ring*&
   return Port::ring_ends("traffic", pool, ports_[0], wire_in, wire_out, err, ring_size);
 }
 
+bool TrafficPorts::open_replay(rte_mempool* pool, uint32_t ring_size, uint16_t queues,
+                               std::vector<rte_ring*>& wire_in, std::vector<rte_ring*>& wire_out,
+                               std::string& err) {
+  n_ = 1;
+  return Port::ring_ends("traffic", pool, ports_[0], wire_in, wire_out, err, ring_size, queues);
+}
+
 bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mempool* pool,
                              const BufferSplit* split, std::string& err) {
   n_ = 2;

@@ -24,6 +24,18 @@ class TrafficPorts {
   // writer's).
   bool open_replay(rte_mempool* pool, uint32_t ring_size, rte_ring*& wire_in, rte_ring*& wire_out,
                    std::string& err);
+  // The same with one queue per worker: wire_in[q] and wire_out[q] are queue q's rings.
+  bool open_replay(rte_mempool* pool, uint32_t ring_size, uint16_t queues,
+                   std::vector<rte_ring*>& wire_in, std::vector<rte_ring*>& wire_out,
+                   std::string& err);
+  // Queue `q` of every port, for the worker that owns it (Port::queue).
+  TrafficPorts queue(uint16_t q) const {
+    TrafficPorts t;
+    t.n_ = n_;
+    t.sides_ = sides_;
+    for (int i = 0; i < n_; ++i) t.ports_[i] = ports_[i].queue(q);
+    return t;
+  }
   // Live: ports A and B from their specs; `split` asks them for a hardware header/data split.
   bool open_live(const std::string& a, const std::string& b, rte_mempool* pool,
                  const BufferSplit* split, std::string& err);

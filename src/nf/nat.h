@@ -106,6 +106,12 @@ class Nat final : public Nf {
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override;
   void warnings(const WarningSink& sink) const override;
+  // Worker w of n allocates the external ports p with (p - port_min) mod n == w; replies are
+  // steered to it by that rule (core/shard.h).
+  void set_worker(uint32_t w, uint32_t n) override;
+  void steering(std::vector<SteerRule>& rules) const override {
+    rules.push_back(SteerRule{cfg_.external, cfg_.port_min});
+  }
 
   size_t active_flows() const { return table_.size(); }
   size_t free_ports(size_t addr_index) const { return pools_[addr_index].count; }

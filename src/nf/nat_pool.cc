@@ -28,6 +28,16 @@ bool Nat::allocate(uint32_t src_addr, Mapping& m, Nanos now) {
   return true;
 }
 
+void Nat::set_worker(uint32_t w, uint32_t n) {
+  if (n <= 1) return;
+  for (Pool& p : pools_) {
+    uint32_t k = 0;
+    for (uint32_t i = w; i < ports_per_addr_; i += n) p.ring[k++] = uint16_t(cfg_.port_min + i);
+    p.head = 0;
+    p.count = p.size = k;
+  }
+}
+
 // Probes up to reclaim_probe allocated ports of address `a` for idle flows (each expiry returns
 // its port to the pool through release()). The cursor persists, so repeated probes cover the
 // whole range: an exhausted pool recovers as soon as one of its flows has expired.

@@ -17,6 +17,7 @@
 
 #include "core/counters.h"
 #include "core/packet_view.h"
+#include "core/shard.h"
 #include "core/time.h"
 
 namespace nfpark::nf {
@@ -36,6 +37,16 @@ class Nf {
   // Conditions the user should hear about (a pool ran out, say), judged from the counters; an
   // NF has no stderr, so the engine asks at the end of a run and prints them. Never per packet.
   virtual void warnings(const WarningSink& sink) const { (void)sink; }
+  // Many workers (core/shard.h): this instance is worker `w` of `n`, each with state of its own.
+  // Called once, before any packet. An NF that hands out something unique (a NAT's external
+  // ports) takes only its share.
+  virtual void set_worker(uint32_t w, uint32_t n) {
+    (void)w;
+    (void)n;
+  }
+  // The steering rules that bring both directions of this NF's flows to one worker, when the
+  // symmetric hash alone does not (an address it rewrites).
+  virtual void steering(std::vector<SteerRule>& rules) const { (void)rules; }
 };
 
 // A chain runs its NFs in order over the same burst; a packet dropped by one NF is skipped by
@@ -57,6 +68,12 @@ class Chain {
       std::string prefix(nf->name());
       nf->warnings([&](std::string_view w) { sink(prefix + ": " + std::string(w)); });
     }
+  }
+  void set_worker(uint32_t w, uint32_t n) {
+    for (auto& nf : nfs_) nf->set_worker(w, n);
+  }
+  void steering(std::vector<SteerRule>& rules) const {
+    for (const auto& nf : nfs_) nf->steering(rules);
   }
   size_t size() const { return nfs_.size(); }
   const Nf& at(size_t i) const { return *nfs_[i]; }

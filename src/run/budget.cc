@@ -33,9 +33,9 @@ Holds mode_holds(const RunConfig& c) {
       return {uint64_t(c.park.slots) * std::max<uint32_t>(c.park.slices, 1), "park", "slots"};
     case Mode::kQueueMem:
       return {c.queuemem.max_held(), "queuemem", "queues"};  // their headers: the header pool
-    case Mode::kNfSlicer:
+    case Mode::kNfSlicer:  // a ring per worker (run/worker_config.h)
       return {uint64_t(std::bit_ceil(std::max<uint32_t>(c.slicer.entries, 1))) *
-                  std::max<uint32_t>(c.slicer.cores, 1),
+                  std::max<uint32_t>(c.slicer.cores, 1) * std::max<uint32_t>(c.workers, 1),
               "nfslicer", "entries"};
     default:
       return {0, "run", "mode"};
@@ -68,15 +68,19 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
                    : c.reframe.cfg.max_held_packets ? c.reframe.cfg.max_held_packets
                                                     : kReframeHold;
   const uint64_t per_mbuf = mbuf_cost(kDataRoom) + mbuf_cost(kHeaderRoom) + mbuf_cost(0);
+  // --workers N: N NF chains (each its own Reframer) and 4 more rings per extra worker (the
+  // traffic port's and the NF link's queues); the stores are shared out (run/worker_config.h).
+  const uint32_t workers = std::max<uint32_t>(c.workers, 1);
   uint64_t nic = 0;
   if (c.role == Role::kNf) {
-    b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : kNfRolePool + b.reframe_hold;
+    b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : (kNfRolePool + b.reframe_hold) * workers;
     b.parts.push_back(
         {"run", "pool_mbufs", "mempools for " + num(b.pool_mbufs) + " packets",
          b.pool_mbufs * mbuf_cost(kDataRoom) + 1024 * (per_mbuf - mbuf_cost(kDataRoom))});
   } else {
     const Holds h = mode_holds(c);
-    const uint64_t want = h.packets + b.reframe_hold + 6 * kRingSize + 4096 +
+    const uint64_t want = h.packets + uint64_t(b.reframe_hold) * workers +
+                          (6 + 4 * (workers - 1)) * uint64_t(kRingSize) + 4096 +
                           2 * kRingSize * (std::max<uint32_t>(c.nf_servers, 1) - 1);
     b.pool_mbufs = c.pool_mbufs ? c.pool_mbufs : uint32_t(std::min<uint64_t>(want, UINT32_MAX));
     const bool given = c.pool_mbufs != 0;
@@ -108,7 +112,7 @@ Budget plan_memory(const RunConfig& c, uint64_t chain_bytes) {
   }
   if (b.reframe_hold)
     b.parts.push_back({"run", "reframe_us", "Reframer's buffers and flow table",
-                       uint64_t(b.reframe_hold) * 17 + (2ull << 20) * 64});
+                       (uint64_t(b.reframe_hold) * 17 + (2ull << 20) * 64) * workers});
   if (chain_bytes) b.parts.push_back({"run", "chain", "the NF chain's tables", chain_bytes});
   b.parts.push_back({"run", "mode", "EAL, rings and code", kBase});
   return b;

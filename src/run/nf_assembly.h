@@ -55,6 +55,7 @@ std::unique_ptr<park::NfBurst<B>> build_nf_step(const RunConfig& cfg, const NfSe
     err = (cfg.source.empty() ? std::string() : cfg.source + ": ") + cerr;
     return nullptr;
   }
+  chain->set_worker(cfg.worker, cfg.workers);  // its share (a NAT's ports): run/worker_config.h
   auto step =
       std::make_unique<park::NfBurst<B>>(std::move(chain), spec.format, spec.notify, spec.slicer);
   if (spec.reframe) step->set_reframer(*spec.reframe, spec.reframe_bypass);

@@ -66,6 +66,8 @@ struct RunConfig {
   uint32_t nicmem_mbufs = 8192;            // nicmem: capacity of the NIC-memory pool (packets)
   bool notify_drops = true;                // NF server returns explicit drops
   bool nf_lcore = false;                   // NF server on its own lcore (else inline)
+  uint32_t workers = 1;                    // lcores flows are sharded over ([dp] workers)
+  uint32_t worker = 0;                     // which of them this config is (run/worker_config.h)
   Faults faults;
   double reframe_us = 0;                   // Reframer T_buff in front of the chain; 0 = off
   Reframe reframe;                         // Reframer's other parameters ([reframe])

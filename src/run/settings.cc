@@ -120,6 +120,10 @@ const Setting kSettings[] = {
      parse_tag_key(v.s, k);
      c.secret = k;
    }},
+  // [dp] (docs/run.md, Workers)
+  {"dp", "workers", "workers", Kind::kInt, 1, 64, "lcores", "1", "lcores each role shards flows over, each with its own store share, NF chain and counters (docs/run.md, Workers)",
+   "", true, "N", [](R& c, const V& v) { c.workers = uint32_t(v.u); }},
+  // [park]
   {"park", "min_payload", "min-payload", Kind::kInt, 0, 9000, "bytes", "160", "PayloadPark: smallest L4 payload that is parked",
    "", true, "B", [](R& c, const V& v) { c.park.min_payload = uint32_t(v.u); }},
   {"park", "park_bytes", "park-bytes", Kind::kIntOrAll, 1, 9000, "bytes", "160", "PayloadPark: payload bytes parked per packet (352: with recirculation; all: the whole payload)",

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/bytes.h"
 #include "nat_packets.h"
 #include "nf_harness.h"
@@ -330,6 +332,45 @@ TEST(Nat, PoolExhaustionIsWarnedAbout) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("20 packets"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("external"), std::string::npos) << w[0];
+}
+
+}  // namespace
+}  // namespace nfpark::nf
+
+namespace nfpark::nf {
+namespace {
+
+// Many workers: worker w of n hands out only the ports of its partition, so two workers never
+// give one external port to two flows, and its rule steers every reply to it (core/shard.h).
+TEST(NatWorkers, EachWorkerAllocatesOnlyItsPartitionAndRepliesAreSteeredBack) {
+  const uint32_t n = 3;
+  std::vector<SteerRule> rules;
+  std::set<uint16_t> used;
+  for (uint32_t w = 0; w < n; ++w) {
+    auto twin = testing::make_twin<Nat>(one_address());
+    twin.whole().set_worker(w, n);
+    twin.headers().set_worker(w, n);
+    if (w == 0) twin.whole().steering(rules);
+    for (uint16_t f = 0; f < 50; ++f) {
+      Bytes out = udp("10.0.0.5", "8.8.8.8", uint16_t(5000 + f), 53);
+      ASSERT_EQ(twin.run1(out, f), Verdict::kPass);
+      const uint16_t port = sport(out);
+      EXPECT_EQ((port - 1024) % n, w) << "worker " << w << " gave port " << port;
+      EXPECT_TRUE(used.insert(port).second) << "port " << port << " given twice";
+      Bytes in = udp("8.8.8.8", "198.18.0.1", 53, port);
+      EXPECT_EQ(Shard(n, rules).of(in.data(), uint32_t(in.size())), w);
+      ASSERT_EQ(twin.run1(in, f), Verdict::kPass);
+      EXPECT_EQ(dport(in), 5000 + f);
+    }
+  }
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0].dst4, std::vector<uint32_t>{kExt});
+  // One worker of one: the whole range, FIFO from port_min, as before.
+  auto one = testing::make_twin<Nat>(one_address());
+  one.whole().set_worker(0, 1);
+  Bytes out = udp("10.0.0.5", "8.8.8.8", 1, 53);
+  one.run1(out, 0);
+  EXPECT_EQ(sport(out), 1024);
 }
 
 }  // namespace
