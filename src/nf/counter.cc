@@ -4,6 +4,8 @@
 #include <array>
 
 #include "nf/keyed_burst.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 
@@ -23,18 +25,53 @@ void FlowCounter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
       ++not_ip_;
       continue;
     }
-    bool inserted = false;
-    uint32_t s = table_.find_or_insert(keys[i], hashes[i], now, inserted);
-    if (s == table_.kNone) {
-      ++untracked_;
-      continue;
-    }
-    created_ += inserted;
-    FlowStats& st = table_.at(s).value;
-    ++st.packets;
-    st.bytes += bytes;
+    count(keys[i], hashes[i], bytes, now);
   }
   table_.sweep(now, table_.kSweepPerBurst);
+}
+
+FlowStats* FlowCounter::count(const FlowKey& k, uint64_t h, uint32_t bytes, Nanos now) {
+  bool inserted = false;
+  uint32_t s = table_.find_or_insert(k, h, now, inserted);
+  if (s == table_.kNone) {
+    ++untracked_;
+    return nullptr;
+  }
+  created_ += inserted;
+  FlowStats& st = table_.at(s).value;
+  ++st.packets;
+  st.bytes += bytes;
+  return &st;
+}
+
+void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                               const FlowRuns& runs, Nanos now) {
+  prefetch_runs(table_, runs);
+  for (size_t r = 0; r < runs.count; ++r) {
+    FlowStats* st = nullptr;  // the run's entry, once a packet found or made it
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      const uint32_t bytes = pkts[i].wire_len;
+      ++packets_;
+      bytes_ += bytes;
+      if (st) {
+        ++st->packets;
+        st->bytes += bytes;
+      } else if (!runs.solo[r]) {
+        st = count(runs.keys[r], runs.hashes[r], bytes, now);
+      } else if (FlowKey k; extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
+        count(k, table_.hash(k), bytes, now);
+      } else {
+        ++not_ip_;
+      }
+    }
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void FlowCounter::export_state(std::vector<uint8_t>& out) const {
+  export_table(table_, out);
+  for (uint64_t v : {packets_, bytes_, created_, untracked_, not_ip_}) put_state(out, v);
 }
 
 const FlowStats* FlowCounter::find(const FlowKey& k, Nanos now) {

@@ -4,6 +4,8 @@
 #include <array>
 
 #include "nf/keyed_burst.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 namespace {
@@ -33,38 +35,77 @@ bool RateLimiter::conform(Bucket& b, bool fresh, uint32_t wire_len, Nanos now) {
   return true;
 }
 
+RateLimiter::Bucket* RateLimiter::meter(const FlowKey& k, uint64_t h, uint32_t wire_len, Nanos now,
+                                        bool& pass) {
+  bool inserted = false;
+  uint32_t s = table_.find_or_insert(k, h, now, inserted);
+  if (s == table_.kNone) {
+    ++untracked_;
+    pass = true;
+    return nullptr;
+  }
+  Bucket& b = table_.at(s).value;
+  pass = conform(b, inserted, wire_len, now);
+  return &b;
+}
+
+void RateLimiter::account(Verdict& v, uint32_t len, bool pass) {
+  if (pass) {
+    ++tx_;
+    tx_bytes_ += len;
+  } else {
+    ++drop_;
+    drop_bytes_ += len;
+    v = Verdict::kDrop;
+  }
+}
+
 void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
   KeyedBurst b;
   b.prepare(table_, pkts, verdicts);
-  const size_t n = b.size;
-  auto& keys = b.keys;
-  auto& hashes = b.hashes;
-  auto& keyed = b.keyed;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < b.size; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     const uint32_t len = pkts[i].wire_len;
     ++rx_;
     bool pass = true;
-    if (!keyed[i]) {
+    if (!b.keyed[i])
       ++not_ip_;
-    } else {
-      bool inserted = false;
-      uint32_t s = table_.find_or_insert(keys[i], hashes[i], now, inserted);
-      if (s == table_.kNone)
-        ++untracked_;
-      else
-        pass = conform(table_.at(s).value, inserted, len, now);
-    }
-    if (pass) {
-      ++tx_;
-      tx_bytes_ += len;
-    } else {
-      ++drop_;
-      drop_bytes_ += len;
-      verdicts[i] = Verdict::kDrop;
+    else
+      meter(b.keys[i], b.hashes[i], len, now, pass);
+    account(verdicts[i], len, pass);
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void RateLimiter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                               const FlowRuns& runs, Nanos now) {
+  prefetch_runs(table_, runs);
+  for (size_t r = 0; r < runs.count; ++r) {
+    Bucket* bucket = nullptr;  // the run's bucket, once a packet found or made it
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      const uint32_t len = pkts[i].wire_len;
+      ++rx_;
+      bool pass = true;
+      if (bucket) {  // found at this `now`: a lookup again would only find it again
+        pass = conform(*bucket, false, len, now);
+      } else if (!runs.solo[r]) {
+        bucket = meter(runs.keys[r], runs.hashes[r], len, now, pass);
+      } else if (FlowKey k; extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
+        meter(k, table_.hash(k), len, now, pass);
+      } else {
+        ++not_ip_;
+      }
+      account(verdicts[i], len, pass);
     }
   }
   table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void RateLimiter::export_state(std::vector<uint8_t>& out) const {
+  export_table(table_, out);
+  for (uint64_t v : {rx_, tx_, tx_bytes_, drop_, drop_bytes_, untracked_, not_ip_})
+    put_state(out, v);
 }
 
 void RateLimiter::counters(const CounterSink& sink) const {
