@@ -46,23 +46,44 @@ FlowStats* FlowCounter::count(const FlowKey& k, uint64_t h, uint32_t bytes, Nano
 
 void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
                                const FlowRuns& runs, Nanos now) {
-  prefetch_runs(table_, runs);
-  for (size_t r = 0; r < runs.count; ++r) {
-    FlowStats* st = nullptr;  // the run's entry, once a packet found or made it
+  // process()'s stages, a shared run taking one lookup: its first live packet's.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> keyed;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: keys, hashes, bucket prefetch
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      keyed[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!runs.solo[r]) {
+        keyed[i] = true;
+        hashes[i] = runs.hashes[r];
+        if (i == runs.begin(r)) table_.prefetch_buckets(hashes[i]);
+      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
+        keyed[i] = true;
+        hashes[i] = table_.hash(keys[i]);
+        table_.prefetch_buckets(hashes[i]);
+      }
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: the entries, once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: count
+    FlowStats* st = nullptr;                 // the run's entry, once a packet found or made it
     for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
       if (verdicts[i] != Verdict::kPass) continue;
       const uint32_t bytes = pkts[i].wire_len;
       ++packets_;
       bytes_ += bytes;
-      if (st) {
+      if (st) {  // found at this `now`: a lookup again would only find it again
         ++st->packets;
         st->bytes += bytes;
-      } else if (!runs.solo[r]) {
-        st = count(runs.keys[r], runs.hashes[r], bytes, now);
-      } else if (FlowKey k; extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
-        count(k, table_.hash(k), bytes, now);
-      } else {
+      } else if (!keyed[i]) {
         ++not_ip_;
+      } else if (runs.solo[r]) {
+        count(keys[i], hashes[i], bytes, now);
+      } else {
+        st = count(runs.keys[r], hashes[i], bytes, now);
       }
     }
   }

@@ -123,29 +123,45 @@ void LoadBalancer::process(std::span<PacketView> pkts, std::span<Verdict> verdic
 
 void LoadBalancer::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
                                 const FlowRuns& runs, Nanos now) {
-  prefetch_runs(conns_, runs);
-  // Packets are looked up in burst order, as in process(); a solo packet by its own key.
-  for (size_t r = 0; r < runs.count; ++r) {
+  // process()'s three stages, a shared run taking one slot: its first live packet decides.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> ours;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: whose flows are balanced; prefetch
+    const size_t first = runs.begin(r);
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      ours[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      const PacketView& p = pkts[i];
+      if (runs.solo[r]) {
+        if (!extract_flow_key(p.data, p.layout, keys[i]) || !mine(p, keys[i])) {
+          ++passthrough_;
+          continue;
+        }
+        hashes[i] = conns_.hash(keys[i]);
+      } else if (!mine(p, runs.keys[r])) {
+        ++passthrough_;
+        continue;
+      } else {
+        hashes[i] = runs.hashes[r];
+      }
+      ours[i] = true;
+      if (runs.solo[r] || i == first) conns_.prefetch_buckets(hashes[i]);
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (ours[i] && (runs.solo[r] || i == runs.begin(r))) conns_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: pick once per run, rewrite each packet
     uint32_t backend = 0;
     bool pinned = false;  // the run's backend is fixed (found or pinned at this `now`)
     for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
-      if (verdicts[i] != Verdict::kPass) continue;
-      PacketView& p = pkts[i];
-      if (pinned) {
-        rewrite(p, backend);
-        continue;
+      if (!ours[i]) continue;
+      if (!pinned) {
+        backend = pick(runs.solo[r] ? keys[i] : runs.keys[r], hashes[i], now, pinned);
+        pinned = pinned && !runs.solo[r];
       }
-      FlowKey k;
-      const FlowKey* key = &runs.keys[r];
-      if (runs.solo[r]) key = extract_flow_key(p.data, p.layout, k) ? &k : nullptr;
-      if (!key || !mine(p, *key)) {
-        ++passthrough_;
-        continue;
-      }
-      const uint64_t h = runs.solo[r] ? conns_.hash(*key) : runs.hashes[r];
-      backend = pick(*key, h, now, pinned);
-      pinned = pinned && !runs.solo[r];
-      rewrite(p, backend);
+      rewrite(pkts[i], backend);
     }
   }
   conns_.sweep(now, conns_.kSweepPerBurst);

@@ -79,23 +79,43 @@ void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
 
 void RateLimiter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
                                const FlowRuns& runs, Nanos now) {
-  prefetch_runs(table_, runs);
-  for (size_t r = 0; r < runs.count; ++r) {
-    Bucket* bucket = nullptr;  // the run's bucket, once a packet found or made it
+  // process()'s stages, a shared run taking one lookup: its first live packet's.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> keyed;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: keys, hashes, bucket prefetch
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      keyed[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!runs.solo[r]) {
+        keyed[i] = true;
+        hashes[i] = runs.hashes[r];
+        if (i == runs.begin(r)) table_.prefetch_buckets(hashes[i]);
+      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
+        keyed[i] = true;
+        hashes[i] = table_.hash(keys[i]);
+        table_.prefetch_buckets(hashes[i]);
+      }
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: the entries, once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: meter
+    Bucket* bucket = nullptr;                // the run's bucket, once a packet found or made it
     for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
       if (verdicts[i] != Verdict::kPass) continue;
       const uint32_t len = pkts[i].wire_len;
       ++rx_;
       bool pass = true;
-      if (bucket) {  // found at this `now`: a lookup again would only find it again
+      if (bucket)  // found at this `now`: a lookup again would only find it again
         pass = conform(*bucket, false, len, now);
-      } else if (!runs.solo[r]) {
-        bucket = meter(runs.keys[r], runs.hashes[r], len, now, pass);
-      } else if (FlowKey k; extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
-        meter(k, table_.hash(k), len, now, pass);
-      } else {
+      else if (!keyed[i])
         ++not_ip_;
-      }
+      else if (runs.solo[r])
+        meter(keys[i], hashes[i], len, now, pass);
+      else
+        bucket = meter(runs.keys[r], hashes[i], len, now, pass);
       account(verdicts[i], len, pass);
     }
   }

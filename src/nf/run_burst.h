@@ -96,14 +96,4 @@ struct FlowRuns {
   }
 };
 
-// Prefetches the flow-table lines of every shared run, in the two stages of keyed_burst.h:
-// each run's buckets, then the entries their tags point at — once per run, not per packet.
-template <class Table>
-void prefetch_runs(const Table& table, const FlowRuns& runs) {
-  for (size_t r = 0; r < runs.count; ++r)
-    if (!runs.solo[r]) table.prefetch_buckets(runs.hashes[r]);
-  for (size_t r = 0; r < runs.count; ++r)
-    if (!runs.solo[r]) table.prefetch_entry(runs.hashes[r]);
-}
-
 }  // namespace nfpark::nf
