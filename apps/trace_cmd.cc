@@ -74,6 +74,19 @@ int gen_main(int argc, char** argv) {
       .option("rate-gbps", "R", "line rate the timestamps follow, Gbit/s", "10")
       .option("ipv6", "X", "fraction of flows that are IPv6, 0..1", "0")
       .flag("vlan", "add one 802.1Q tag (VLAN id hashed from the flow)")
+      .option("flow-sizes", "D",
+              "packets per flow (with --active): even, pareto:ALPHA or lognormal:SIGMA "
+              "(heavy tails, mean packets/flows)",
+              "even")
+      .flag("pace",
+            "(with --active) each flow spreads its packets over its lifetime at its own rate "
+            "(elephants often, mice rarely) instead of random picks")
+      .option("train", "T", "--pace: mean packets per train of a flow (SLF ~ T), >= 1", "1")
+      .option("copies", "N",
+              "N time-shifted copies merged, copy k with its own flow ids (f + k*flows): "
+              "raises load and flow count (each copy holds --packets packets)",
+              "1")
+      .option("copy-shift-us", "T", "shift between consecutive copies, microseconds", "0")
       .option("precision", "P", "timestamp resolution in the file: ns or us", "ns")
       .option("kinds", "K",
               "synthetic (the options above) or edge: every frame kind a capture may "
@@ -91,13 +104,24 @@ int gen_main(int argc, char** argv) {
   if (!a.get_u64("packets", c.packets) || !a.get_u64("flows", c.flows) || !a.get_u64("slf", slf) ||
       !a.get_u64("seed", c.seed) || !a.get_u64("active", c.active) ||
       !a.get_double("zipf", c.zipf) || !a.get_double("rate-gbps", c.rate_gbps) ||
-      !a.get_double("ipv6", c.ipv6))
+      !a.get_double("ipv6", c.ipv6) || !a.get_double("train", c.train))
     return bad("gen", a.error());
+  uint64_t copies = 1;
+  double shift_us = 0;
+  if (!a.get_u64("copies", copies) || !a.get_double("copy-shift-us", shift_us))
+    return bad("gen", a.error());
+  if (copies == 0 || copies > 64) return bad("gen", "--copies must be in 1..64");
+  if (!(shift_us >= 0 && shift_us <= 1e9)) return bad("gen", "--copy-shift-us must be in 0..1e9");
+  c.copies = uint32_t(copies);
+  c.copy_shift = Nanos(shift_us * 1e3);
+  c.pace = a.flag_set("pace");
   if (!a.has("out")) return bad("gen", "--out FILE is required (see nfpark trace gen --help)");
   if (slf > 1000000) return bad("gen", "--slf must be in 1..1000000");
   c.slf = uint32_t(slf);
   std::string err;
   if (!SizeSpec::parse(a.get("size"), c.size, &err)) return bad("gen", "--size: " + err);
+  if (!FlowSizeSpec::parse(a.get("flow-sizes"), c.flow_sizes, &err))
+    return bad("gen", "--flow-sizes: " + err);
   std::string p = a.get("proto");
   if (p == "udp")
     c.proto = GenProto::kUdp;
@@ -115,10 +139,12 @@ int gen_main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   if (!generate_pcap(c, a.get("out"), prec == "ns" ? Precision::kNano : Precision::kMicro, &err))
     return bad("gen", err);
-  std::printf("wrote %llu packets (size %s, %s, %llu flows, SLF %u, seed %llu) to %s in %.2f s\n",
-              (unsigned long long)c.packets, c.size.name().c_str(), to_string(c.proto),
-              (unsigned long long)c.flows, c.slf, (unsigned long long)c.seed, a.get("out").c_str(),
-              seconds_since(t0));
+  std::printf(
+      "wrote %llu packets (size %s, %s, %llu flows x %u copies, SLF %u, seed %llu) to %s in "
+      "%.2f s\n",
+      (unsigned long long)(c.packets * c.copies), c.size.name().c_str(), to_string(c.proto),
+      (unsigned long long)c.flows, c.copies, c.slf, (unsigned long long)c.seed,
+      a.get("out").c_str(), seconds_since(t0));
   return 0;
 }
 

@@ -1,9 +1,11 @@
 // nf_bench: ns/packet and Mpps of each shallow NF and of the papers' chains on header-only
 // packets of 1500 B frames, at 1k and 1M flows and spatial locality factor (SLF) 1 and 8, plus
-// FastClick's comparison chain at 100k flows and a flow-table lookup micro-benchmark.
+// FastClick's comparison chain at 100k flows, a flow-table lookup micro-benchmark, and the
+// run-aware sweep: run-aware vs per-packet chains at SLF 1/2/4/8 (RATIO lines).
 //
-//   nf_bench            full run (< 60 s)        nf_bench --quick   (< 5 s, 1k and 100k flows)
-//   (CPU time: ~15 s and ~1.5 s; wall time grows with the machine's load, both are printed)
+//   nf_bench            full run (< 2 min)       nf_bench --quick   (< 15 s, 1k and 100k flows)
+//   nf_bench --runs     only the run-aware sweep (1k and 1M flows; add --quick: 1k and 100k)
+//   (CPU time is what is reported; wall time grows with the machine's load, both are printed)
 //
 // Method. Flows come from the trace generator (src/trace: UDP/TCP mix, IPv4, 1500 B frames);
 // only each flow's headers (<= 64 B) are kept, with wire_len = 1500. A run replays a sequence of
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "core/flow_key.h"
 #include "core/parse.h"
 #include "nf/flow_table.h"
@@ -139,12 +142,15 @@ struct Runner {
   }
 };
 
-std::string config_for(size_t flows, uint32_t acl_rules) {
+// per_flow_meter: the meter keeps buckets per flow (the run-aware sweep), else one global pair.
+std::string config_for(size_t flows, uint32_t acl_rules, bool per_flow_meter = false) {
   std::string n = std::to_string(std::max<size_t>(flows, 1024));
   return "[nf.nat]\nexternal = [\"198.18.1.0/28\"]\nmax_flows = " + n +
          "\n[nf.lb]\nmax_flows = " + n + "\n[nf.counter]\nmax_flows = " + n +
          "\n[nf.ratelimit]\nmax_flows = " + n +
-         "\n[nf.firewall]\ngenerated_rules = " + std::to_string(acl_rules) + "\n";
+         "\n[nf.firewall]\ngenerated_rules = " + std::to_string(acl_rules) +
+         (per_flow_meter ? "\n[nf.meter]\nper_flow = true\nmax_flows = " + n : std::string()) +
+         "\n";
 }
 
 struct Row {
@@ -231,6 +237,60 @@ void flow_table_bench(size_t flows, size_t lookups) {
 
 }  // namespace
 
+// Run-aware chains (nf/run_burst.h): each chain or NF is built and warmed once per population;
+// then, per SLF, the same chain object runs the same packets per-packet and run-aware, alternated
+// (which goes first alternates too), N repetitions. Same state, same memory, same run: only the
+// mode differs. Ratio = per-packet time / run-aware time (> 1: run-aware is faster).
+void runs_section(const std::vector<size_t>& populations, size_t packets, uint32_t acl_rules,
+                  int reps) {
+  const std::vector<std::string> specs = {"router,nat,firewall,counter",
+                                          "router",
+                                          "nat",
+                                          "firewall",
+                                          "counter",
+                                          "lb",
+                                          "ratelimit",
+                                          "meter"};
+  std::printf(
+      "\n== run-aware vs per-packet (same chain object, alternated, N=%d; firewall %u rules; "
+      "meter per flow), ns/packet incl. parse\n",
+      reps, acl_rules);
+  std::printf("%-28s %8s %4s %12s %12s   %s\n", "nf/chain", "flows", "slf", "per-packet",
+              "run-aware", "ratio [range]");
+  for (size_t flows : populations) {
+    Flows f = make_flows(flows);
+    Packets warm(f, make_sequence(f.n, 1, f.n, 11));
+    toml::table cfg = toml::parse(config_for(flows, acl_rules, true));
+    for (const std::string& spec : specs) {
+      std::string err;
+      std::unique_ptr<Chain> chain = build_chain(spec, &cfg, err);
+      if (!chain) {
+        std::fprintf(stderr, "  skip %s: %s\n", spec.c_str(), err.c_str());
+        continue;
+      }
+      Runner run;
+      chain->set_run_aware(false);
+      run.run(*chain, warm);  // every flow once: tables hold all flows
+      for (uint32_t slf : {1u, 2u, 4u, 8u}) {
+        Packets p(f, make_sequence(f.n, slf, packets, 13 + slf));
+        bench::Ratio r;  // base: per-packet; variant: run-aware (seconds per packet)
+        for (int i = 0; i < reps; ++i) {
+          for (int k = 0; k < 2; ++k) {
+            const bool aware = (k == 1) != (i % 2 == 1);
+            chain->set_run_aware(aware);
+            const double t = run.run(*chain, p) / double(p.size());
+            (aware ? r.variant : r.base).add(t);
+          }
+        }
+        std::printf("%-28s %8zu %4u %12.1f %12.1f   %s\n", spec.c_str(), flows, slf,
+                    r.base.min() * 1e9, r.variant.min() * 1e9, r.text().c_str());
+        std::printf("RATIO nf run-aware/per-packet %s slf=%u flows=%zu %s\n", spec.c_str(), slf,
+                    flows, r.text().c_str());
+      }
+    }
+  }
+}
+
 // FastClick's comparison chain. FastClick's rates come from the same run of the peer bench
 // (scripts/peers/fastclick.py measures FastClick's `click` on the same generator's trace and
 // passes its Mpps in NFPARK_FASTCLICK_MPPS="WITH_ACL,WITHOUT_ACL"); without it no FastClick
@@ -267,13 +327,22 @@ void fastclick_section(const Flows* flows100k, size_t packets) {
 }
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const bool fastclick_only = argc > 1 && std::strcmp(argv[1], "--fastclick") == 0;
-  if (argc > 1 && !quick && !fastclick_only) {
-    std::printf(
-        "usage: nf_bench [--quick | --fastclick]\n  full run < 60 s; --quick < 5 s (1k and 100k "
-        "flows); --fastclick: only FastClick's comparison chain (scripts/peers/fastclick.py)\n");
-    return 2;
+  bool quick = false, fastclick_only = false, runs_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--fastclick") {
+      fastclick_only = true;
+    } else if (a == "--runs") {
+      runs_only = true;
+    } else {
+      std::printf(
+          "usage: nf_bench [--quick] [--runs] | --fastclick\n  full run < 2 min; --quick < 15 s "
+          "(1k and 100k flows); --runs: only the run-aware vs per-packet sweep; --fastclick: only "
+          "FastClick's comparison chain (scripts/peers/fastclick.py)\n");
+      return 2;
+    }
   }
   if (fastclick_only) {
     fastclick_section(nullptr, 200'000);
@@ -284,6 +353,13 @@ int main(int argc, char** argv) {
   const size_t packets = quick ? 100'000 : 1'000'000;
   const uint32_t acl_rules = quick ? 1000 : 10000;  // firewall rows (building 10k rules: ~0.3 s)
   auto t_start = std::chrono::steady_clock::now();
+  // The run-aware sweep uses the chain with 10k rules even in --quick.
+  const auto sweep = [&] { runs_section({1000, big}, quick ? 64'000 : 500'000, 10000, 3); };
+  if (runs_only) {
+    sweep();
+    std::printf("\ntotal %.1f s CPU\n", cpu_seconds());
+    return 0;
+  }
 
   std::printf("== flow table (lookups of present keys, bursts of %zu)\n", kBurst);
   flow_table_bench(1000, packets / 2);
@@ -335,6 +411,7 @@ int main(int argc, char** argv) {
   }
 
   fastclick_section(&f100k, packets);
+  sweep();
   std::printf("\ntotal %.1f s CPU, ", cpu_seconds());
   std::printf("%.1f s wall\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());

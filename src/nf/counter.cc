@@ -4,6 +4,8 @@
 #include <array>
 
 #include "nf/keyed_burst.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 
@@ -23,18 +25,74 @@ void FlowCounter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
       ++not_ip_;
       continue;
     }
-    bool inserted = false;
-    uint32_t s = table_.find_or_insert(keys[i], hashes[i], now, inserted);
-    if (s == table_.kNone) {
-      ++untracked_;
-      continue;
-    }
-    created_ += inserted;
-    FlowStats& st = table_.at(s).value;
-    ++st.packets;
-    st.bytes += bytes;
+    count(keys[i], hashes[i], bytes, now);
   }
   table_.sweep(now, table_.kSweepPerBurst);
+}
+
+FlowStats* FlowCounter::count(const FlowKey& k, uint64_t h, uint32_t bytes, Nanos now) {
+  bool inserted = false;
+  uint32_t s = table_.find_or_insert(k, h, now, inserted);
+  if (s == table_.kNone) {
+    ++untracked_;
+    return nullptr;
+  }
+  created_ += inserted;
+  FlowStats& st = table_.at(s).value;
+  ++st.packets;
+  st.bytes += bytes;
+  return &st;
+}
+
+void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                               const FlowRuns& runs, Nanos now) {
+  // process()'s stages, a shared run taking one lookup: its first live packet's.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> keyed;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: keys, hashes, bucket prefetch
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      keyed[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!runs.solo[r]) {
+        keyed[i] = true;
+        hashes[i] = runs.hashes[r];
+        if (i == runs.begin(r)) table_.prefetch_buckets(hashes[i]);
+      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
+        keyed[i] = true;
+        hashes[i] = table_.hash(keys[i]);
+        table_.prefetch_buckets(hashes[i]);
+      }
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: the entries, once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: count
+    FlowStats* st = nullptr;                 // the run's entry, once a packet found or made it
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      const uint32_t bytes = pkts[i].wire_len;
+      ++packets_;
+      bytes_ += bytes;
+      if (st) {  // found at this `now`: a lookup again would only find it again
+        ++st->packets;
+        st->bytes += bytes;
+      } else if (!keyed[i]) {
+        ++not_ip_;
+      } else if (runs.solo[r]) {
+        count(keys[i], hashes[i], bytes, now);
+      } else {
+        st = count(runs.keys[r], hashes[i], bytes, now);
+      }
+    }
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void FlowCounter::export_state(std::vector<uint8_t>& out) const {
+  export_table(table_, out);
+  for (uint64_t v : {packets_, bytes_, created_, untracked_, not_ip_}) put_state(out, v);
 }
 
 const FlowStats* FlowCounter::find(const FlowKey& k, Nanos now) {

@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include "nf/run_burst.h"
+
 namespace nfpark::nf {
 
 Firewall::Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size)
@@ -55,29 +57,58 @@ bool FirewallConfig::parse(const toml::table& t, FirewallConfig& out, std::strin
   return true;
 }
 
+bool Firewall::decide(const FlowKey& k, bool& matched) const {
+  const uint32_t r = classifier_.classify(acl_key(k));
+  matched = r != AclClassifier::kNoMatch;
+  return matched ? deny_[r] != 0 : default_action_ == AclAction::kDeny;
+}
+
+void Firewall::account(Verdict& v, bool deny, bool matched) {
+  ++rx_;
+  defaulted_ += !matched;
+  if (deny) {
+    v = Verdict::kDrop;
+    ++denied_;
+  } else {
+    ++allowed_;
+  }
+}
+
 void Firewall::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
   // One lookup at a time: interleaving a burst's tree walks (with prefetch) was measured in
   // acl_bench and did not pay on this machine, so the scalar walk stays.
-  const bool default_deny = default_action_ == AclAction::kDeny;
   for (size_t i = 0; i < pkts.size(); ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
-    ++rx_;
     FlowKey k;
-    bool deny = default_deny;
-    if (!extract_flow_key(pkts[i].data, pkts[i].layout, k)) {
+    bool matched = true;  // a packet without L3 is counted in no_l3, not default_action
+    bool deny = default_action_ == AclAction::kDeny;
+    if (extract_flow_key(pkts[i].data, pkts[i].layout, k))
+      deny = decide(k, matched);
+    else
       ++no_l3_;
-    } else if (uint32_t r = classifier_.classify(acl_key(k)); r == AclClassifier::kNoMatch) {
-      ++defaulted_;
-    } else {
-      deny = deny_[r];
+    account(verdicts[i], deny, matched);
+  }
+}
+
+void Firewall::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                            const FlowRuns& runs, Nanos now) {
+  for (size_t r = 0; r < runs.count; ++r) {
+    if (runs.solo[r]) {
+      const size_t b = runs.begin(r), n = runs.end(r) - b;
+      process(pkts.subspan(b, n), verdicts.subspan(b, n), now);
+      continue;
     }
-    if (deny) {
-      verdicts[i] = Verdict::kDrop;
-      ++denied_;
-    } else {
-      ++allowed_;
+    bool matched = true, deny = false, decided = false;
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!decided) deny = decide(runs.keys[r], matched), decided = true;
+      account(verdicts[i], deny, matched);
     }
   }
+}
+
+void Firewall::export_state(std::vector<uint8_t>& out) const {
+  for (uint64_t v : {rx_, allowed_, denied_, defaulted_, no_l3_}) put_state(out, v);
 }
 
 void Firewall::counters(const CounterSink& sink) const {

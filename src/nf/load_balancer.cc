@@ -5,6 +5,8 @@
 
 #include "core/bytes.h"
 #include "nf/rewrite.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 std::vector<LbBackend> LbConfig::default_backends() {
@@ -57,10 +59,11 @@ bool LoadBalancer::is_vip(uint32_t dst) const {
   return vips_.empty() || std::binary_search(vips_.begin(), vips_.end(), dst);
 }
 
-uint32_t LoadBalancer::pick(PacketView&, const FlowKey& k, uint64_t h, Nanos now) {
+uint32_t LoadBalancer::pick(const FlowKey& k, uint64_t h, Nanos now, bool& pinned) {
   bool inserted = false;
   uint32_t s = conns_.find_or_insert(k, h, now, inserted);
-  if (s == conns_.kNone) {
+  pinned = s != conns_.kNone;
+  if (!pinned) {
     ++table_full_;
     return maglev_.lookup(h);
   }
@@ -75,39 +78,99 @@ uint32_t LoadBalancer::pick(PacketView&, const FlowKey& k, uint64_t h, Nanos now
   return b;
 }
 
+bool LoadBalancer::mine(const PacketView& p, const FlowKey& k) const {
+  return p.layout.ip_version == 4 && is_vip(load_be32(k.dst.data() + 12));
+}
+
+void LoadBalancer::rewrite(PacketView& p, uint32_t b) {
+  if (b >= backends_.size()) {  // no backend at all
+    ++passthrough_;
+    return;
+  }
+  const LbBackend& be = backends_[b];
+  set_ipv4_dst(p, be.addr);
+  std::memcpy(p.data, be.mac.data(), 6);
+  ++balanced_;
+}
+
 void LoadBalancer::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
   std::array<FlowKey, kBurst> keys;
   std::array<uint64_t, kBurst> hashes;
-  std::array<bool, kBurst> mine;
+  std::array<bool, kBurst> ours;
   const size_t n = std::min(pkts.size(), kBurst);
   for (size_t i = 0; i < n; ++i) {  // stage 1: hash all, prefetch buckets
-    mine[i] = false;
+    ours[i] = false;
     if (verdicts[i] != Verdict::kPass) continue;
     const PacketView& p = pkts[i];
     if (p.layout.ip_version != 4 || !extract_flow_key(p.data, p.layout, keys[i]) ||
-        !is_vip(load_be32(keys[i].dst.data() + 12))) {
+        !mine(p, keys[i])) {
       ++passthrough_;
       continue;
     }
-    mine[i] = true;
+    ours[i] = true;
     hashes[i] = conns_.hash(keys[i]);
     conns_.prefetch_buckets(hashes[i]);
   }
   for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
-    if (mine[i]) conns_.prefetch_entry(hashes[i]);
+    if (ours[i]) conns_.prefetch_entry(hashes[i]);
   for (size_t i = 0; i < n; ++i) {  // stage 3: pick and rewrite
-    if (!mine[i]) continue;
-    uint32_t b = pick(pkts[i], keys[i], hashes[i], now);
-    if (b >= backends_.size()) {  // no backend at all
-      ++passthrough_;
-      continue;
-    }
-    const LbBackend& be = backends_[b];
-    set_ipv4_dst(pkts[i], be.addr);
-    std::memcpy(pkts[i].data, be.mac.data(), 6);
-    ++balanced_;
+    if (!ours[i]) continue;
+    bool pinned;
+    rewrite(pkts[i], pick(keys[i], hashes[i], now, pinned));
   }
   conns_.sweep(now, conns_.kSweepPerBurst);
+}
+
+void LoadBalancer::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                                const FlowRuns& runs, Nanos now) {
+  // process()'s three stages, a shared run taking one slot: its first live packet decides.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> ours;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: whose flows are balanced; prefetch
+    const size_t first = runs.begin(r);
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      ours[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      const PacketView& p = pkts[i];
+      if (runs.solo[r]) {
+        if (!extract_flow_key(p.data, p.layout, keys[i]) || !mine(p, keys[i])) {
+          ++passthrough_;
+          continue;
+        }
+        hashes[i] = conns_.hash(keys[i]);
+      } else if (!mine(p, runs.keys[r])) {
+        ++passthrough_;
+        continue;
+      } else {
+        hashes[i] = runs.hashes[r];
+      }
+      ours[i] = true;
+      if (runs.solo[r] || i == first) conns_.prefetch_buckets(hashes[i]);
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (ours[i] && (runs.solo[r] || i == runs.begin(r))) conns_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: pick once per run, rewrite each packet
+    uint32_t backend = 0;
+    bool pinned = false;  // the run's backend is fixed (found or pinned at this `now`)
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (!ours[i]) continue;
+      if (!pinned) {
+        backend = pick(runs.solo[r] ? keys[i] : runs.keys[r], hashes[i], now, pinned);
+        pinned = pinned && !runs.solo[r];
+      }
+      rewrite(pkts[i], backend);
+    }
+  }
+  conns_.sweep(now, conns_.kSweepPerBurst);
+}
+
+void LoadBalancer::export_state(std::vector<uint8_t>& out) const {
+  export_table(conns_, out);
+  for (uint64_t v : {balanced_, new_flows_, rerouted_, table_full_, passthrough_})
+    put_state(out, v);
 }
 
 void LoadBalancer::counters(const CounterSink& sink) const {

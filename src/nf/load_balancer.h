@@ -11,6 +11,8 @@
 // Counters: balanced, new_flows, rerouted (backend removed under a flow), conn_table_full
 //           (flow balanced by Maglev alone, not pinned), passthrough (IPv6, non-IP, not a VIP).
 // Cost:     64 ns/pkt at 1k flows, 123 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
+// Runs:     one VIP check and connection-table lookup per run of a flow (run_burst.h); the
+//           backend's address and MAC written into each packet (checksums per packet).
 // Refs:     Eisenbud et al., Maglev (NSDI'16); Katran (connection table + Maglev).
 //
 // Theory of operation. A packet to a VIP (or any IPv4 packet when no VIP is configured) is
@@ -55,7 +57,11 @@ class LoadBalancer final : public Nf {
   explicit LoadBalancer(LbConfig cfg);
   std::string_view name() const override { return "lb"; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
+                    Nanos now) override;
+  bool run_aware() const override { return true; }
   void counters(const CounterSink& sink) const override;
+  void export_state(std::vector<uint8_t>& out) const override;
 
   // Control path. Adding a known address revives it with the new MAC/weight; removing an
   // unknown one returns false.
@@ -68,7 +74,10 @@ class LoadBalancer final : public Nf {
  private:
   void rebuild();
   bool is_vip(uint32_t dst) const;
-  uint32_t pick(PacketView& p, const FlowKey& k, uint64_t h, Nanos now);
+  // The backend of a balanced flow; `pinned` tells whether it sits in the connection table.
+  uint32_t pick(const FlowKey& k, uint64_t h, Nanos now, bool& pinned);
+  bool mine(const PacketView& p, const FlowKey& k) const;
+  void rewrite(PacketView& p, uint32_t backend);
 
   std::vector<LbBackend> backends_;  // index = backend id, stable; weight 0 = removed
   std::vector<uint32_t> vips_;       // sorted

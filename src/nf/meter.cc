@@ -5,6 +5,7 @@
 #include "core/bytes.h"
 #include "core/checksum.h"
 #include "nf/flow_table.h"
+#include "nf/run_burst.h"
 
 namespace nfpark::nf {
 
@@ -143,8 +144,8 @@ std::unique_ptr<Meter> Meter::create(const MeterConfig& cfg, std::string& error)
   return std::unique_ptr<Meter>(new Meter(cfg));
 }
 
-TcmBuckets& Meter::flow_buckets(const FlowKey& k, Nanos now) {
-  const size_t base = (size_t(FlowKeyHash64{}(k)) & set_mask_) * 4;
+TcmBuckets& Meter::flow_buckets(const FlowKey& k, uint64_t h, Nanos now) {
+  const size_t base = (size_t(h) & set_mask_) * 4;
   size_t victim = base;
   for (size_t w = base; w < base + 4; ++w) {
     Entry& e = table_[w];
@@ -182,24 +183,58 @@ void Meter::set_dscp(PacketView& p, int dscp) {
   }
 }
 
-void Meter::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
+void Meter::mark(PacketView& p, Verdict& v, TcmBuckets& b, Nanos now) {
+  ++rx_;
+  const Colour c = b.mark(cfg_, now, p.wire_len);
+  ++colours_[int(c)];
+  if (c == Colour::kRed && cfg_.drop_red) {
+    v = Verdict::kDrop;
+    ++dropped_;
+    return;
+  }
   const int dscp[3] = {cfg_.green_dscp, cfg_.yellow_dscp, cfg_.red_dscp};
+  if (p.layout.ok() && p.layout.ip_version != 0) set_dscp(p, dscp[int(c)]);
+}
+
+void Meter::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
   for (size_t i = 0; i < pkts.size(); ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     PacketView& p = pkts[i];
-    ++rx_;
     TcmBuckets* b = &global_;
     FlowKey k;
-    if (cfg_.per_flow && extract_flow_key(p.data, p.layout, k)) b = &flow_buckets(k, now);
-    Colour c = b->mark(cfg_, now, p.wire_len);
-    ++colours_[int(c)];
-    if (c == Colour::kRed && cfg_.drop_red) {
-      verdicts[i] = Verdict::kDrop;
-      ++dropped_;
+    if (cfg_.per_flow && extract_flow_key(p.data, p.layout, k))
+      b = &flow_buckets(k, FlowKeyHash64{}(k), now);
+    mark(p, verdicts[i], *b, now);
+  }
+}
+
+void Meter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                         const FlowRuns& runs, Nanos now) {
+  for (size_t r = 0; r < runs.count; ++r) {
+    const size_t b = runs.begin(r), n = runs.end(r) - b;
+    if (runs.solo[r]) {
+      process(pkts.subspan(b, n), verdicts.subspan(b, n), now);
       continue;
     }
-    if (p.layout.ok() && p.layout.ip_version != 0) set_dscp(p, dscp[int(c)]);
+    TcmBuckets* tb = nullptr;  // the run's buckets: a probe again would find the same way
+    for (size_t i = b; i < b + n; ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!tb) tb = &flow_buckets(runs.keys[r], runs.hashes[r], now);
+      mark(pkts[i], verdicts[i], *tb, now);
+    }
   }
+}
+
+void Meter::export_state(std::vector<uint8_t>& out) const {
+  global_.export_state(out);
+  for (size_t w = 0; w < table_.size(); ++w) {
+    put_state(out, table_[w].key);
+    put_state(out, table_[w].used);
+    put_state(out, seen_[w]);
+    table_[w].b.export_state(out);
+  }
+  for (uint64_t v : {rx_, colours_[0], colours_[1], colours_[2], dropped_, evicted_})
+    put_state(out, v);
 }
 
 void Meter::counters(const CounterSink& sink) const {

@@ -9,6 +9,8 @@
 // Counters: rx, green, yellow, red, drop.red, flows_evicted
 // Cost:     ~5 ns/pkt over forward global (nf_bench --quick); per flow + one hash and a
 //           probe of 4 ways.
+// Runs:     per flow, one table probe per run of a flow (run_burst.h), then each packet marked
+//           on the buckets found: the colours are the packet-by-packet colours.
 // Refs:     RFC 2697, RFC 2698, RFC 2597 (AF DSCPs), RFC 1624.
 //
 // Theory of operation. Packet size B is the original frame length (wire_len), not the bytes
@@ -27,7 +29,6 @@
 #include "core/flow_key.h"
 #include "nf/nf.h"
 #include "nf/toml_fwd.h"
-
 
 namespace nfpark::nf {
 
@@ -54,6 +55,11 @@ class TcmBuckets {
   // Tokens in bytes (rounded down), for tests: C/E (srTCM) or C/P (trTCM).
   uint64_t c_bytes() const { return c_ / kScale; }
   uint64_t other_bytes() const { return o_ / kScale; }
+  void export_state(std::vector<uint8_t>& out) const {
+    put_state(out, last_);
+    put_state(out, c_);
+    put_state(out, o_);
+  }
 
  private:
   static constexpr uint64_t kScale = 1'000'000'000;  // tokens are bytes × 1e9
@@ -66,7 +72,12 @@ class Meter final : public Nf {
   static std::unique_ptr<Meter> create(const MeterConfig& cfg, std::string& error);
   std::string_view name() const override { return "meter"; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
+                    Nanos now) override;
+  bool run_aware() const override { return cfg_.per_flow; }
+  bool rewrites_flow_key() const override { return false; }
   void counters(const CounterSink& sink) const override;
+  void export_state(std::vector<uint8_t>& out) const override;
 
  private:
   struct Entry {
@@ -75,7 +86,9 @@ class Meter final : public Nf {
     bool used = false;
   };
   explicit Meter(const MeterConfig& cfg);
-  TcmBuckets& flow_buckets(const FlowKey& k, Nanos now);
+  TcmBuckets& flow_buckets(const FlowKey& k, uint64_t h, Nanos now);
+  // Marks one live packet on buckets `b`: colour, DSCP, drop of red.
+  void mark(PacketView& p, Verdict& v, TcmBuckets& b, Nanos now);
   static void set_dscp(PacketView& p, int dscp);
 
   MeterConfig cfg_;

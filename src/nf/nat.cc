@@ -8,6 +8,8 @@
 #include "core/bytes.h"
 #include "nf/nat_icmp.h"
 #include "nf/rewrite.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 namespace {
@@ -61,7 +63,8 @@ int Nat::external_index(uint32_t addr) const {
   }
 }
 
-NFPARK_HOT_INLINE Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index) const {
+NFPARK_HOT_INLINE Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& ext_index,
+                                          const FlowKey* known) const {
   const PacketLayout& L = p.layout;
   if (L.ip_version != 4) return Step::kPass;
   if (!L.ok()) return Step::kMalformed;
@@ -77,17 +80,22 @@ NFPARK_HOT_INLINE Nat::Step Nat::classify(const PacketView& p, FlowKey& k, int& 
   const uint8_t* ip = p.data + L.l3_off;
   const Dir d = direction(load_be32(ip + 12), load_be32(ip + 16), ext_index);
   if (d == Dir::kPass) return Step::kPass;
-  if (out == Step::kOut) extract_flow_key(p.data, L, k);
+  if (out == Step::kOut) {
+    if (known)
+      k = *known;
+    else
+      extract_flow_key(p.data, L, k);
+  }
   return d == Dir::kOut ? out : in;
 }
 
 NFPARK_HOT_INLINE bool Nat::translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext,
-                                      Nanos now) {
+                                      Nanos now, uint32_t* slot) {
   if (s == Step::kOut) [[likely]]
-    return outbound(p, k, h, now);
+    return outbound(p, k, h, now, slot);
   switch (s) {
     case Step::kIn:
-      return inbound(p, k, ext, now);
+      return inbound(p, k, ext, now, slot);
     case Step::kPass:
       ++passthrough_;
       return true;
@@ -105,6 +113,20 @@ NFPARK_HOT_INLINE bool Nat::translate(PacketView& p, Step s, const FlowKey& k, u
       break;
   }
   return true;
+}
+
+NFPARK_HOT_INLINE void Nat::translate_one(PacketView& p, Verdict& v, Step s, const FlowKey& k,
+                                          uint64_t h, int ext, Nanos now) {
+  const bool frag = p.layout.fragment;
+  uint32_t src = 0, dst = 0;
+  if (frag) [[unlikely]] {
+    src = load_be32(p.data + p.layout.l3_off + 12);
+    dst = load_be32(p.data + p.layout.l3_off + 16);
+  }
+  const bool ok = translate(p, s, k, h, ext, now);
+  if (frag && s != Step::kPass) [[unlikely]]  // IPv4 (IPv6 is kPass), header whole
+    remember_first(p, src, dst, ok, now);
+  if (!ok) v = Verdict::kDrop;
 }
 
 void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
@@ -134,20 +156,9 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
   for (size_t i = 0; i < n; ++i)  // stage 2: the tags have arrived; prefetch the entries
     if (steps[i] == Step::kOut) table_.prefetch_entry(hashes[i]);
   // Stage 3: translate. A first fragment leaves a note for the datagram's later fragments.
-  for (size_t i = 0; i < n; ++i) {
-    if (verdicts[i] != Verdict::kPass || steps[i] == Step::kLater) continue;
-    PacketView& p = pkts[i];
-    const bool frag = p.layout.fragment;
-    uint32_t src = 0, dst = 0;
-    if (frag) [[unlikely]] {
-      src = load_be32(p.data + p.layout.l3_off + 12);
-      dst = load_be32(p.data + p.layout.l3_off + 16);
-    }
-    const bool ok = translate(p, steps[i], keys[i], hashes[i], ext[i], now);
-    if (frag && steps[i] != Step::kPass) [[unlikely]]  // IPv4 (IPv6 is kPass), header whole
-      remember_first(p, src, dst, ok, now);
-    if (!ok) verdicts[i] = Verdict::kDrop;
-  }
+  for (size_t i = 0; i < n; ++i)
+    if (verdicts[i] == Verdict::kPass && steps[i] != Step::kLater)
+      translate_one(pkts[i], verdicts[i], steps[i], keys[i], hashes[i], ext[i], now);
   // Stage 4: later fragments, after every first fragment of the burst.
   if (later) [[unlikely]] {
     for (size_t i = 0; i < n; ++i)
@@ -157,7 +168,72 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
   table_.sweep(now, table_.kSweepPerBurst);
 }
 
-bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
+// The runs of a burst (run_burst.h): each shared run is classified and looked up once, by its
+// first live packet, and its other packets reuse the slot that packet's translation used. A
+// translation that used no slot (passthrough, other protocols) or failed (pool or table full,
+// no mapping) is done again for the next packet, exactly as process() would. Solo packets take
+// process()'s path; later fragments still wait for stage 4.
+void Nat::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                       const FlowRuns& runs, Nanos now) {
+  const size_t n = std::min(pkts.size(), kBurst);
+  if (table_.size() + n > capacity_ && capacity_ < max_flows_) grow();
+  std::array<FlowKey, kBurst> keys;  // per solo packet, or at a shared run's first packet
+  std::array<uint64_t, kBurst> hashes;
+  std::array<Step, kBurst> steps;
+  std::array<int, kBurst> ext;
+  bool later = false;
+  for (size_t i = 0; i < n; ++i) steps[i] = Step::kPass, hashes[i] = 0, ext[i] = -1;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: classify, prefetch
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      const bool solo = runs.solo[r];
+      steps[i] = classify(pkts[i], keys[i], ext[i], solo ? nullptr : &runs.keys[r]);
+      if (steps[i] == Step::kOut) {
+        hashes[i] = solo ? table_.hash(keys[i]) : runs.hashes[r];
+        table_.prefetch_buckets(hashes[i]);
+      } else if (steps[i] == Step::kIn) {
+        __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
+      } else if (steps[i] == Step::kLater) {
+        later = true;
+      }
+      if (!solo) break;  // the run's first live packet speaks for the run
+    }
+  }
+  for (size_t i = 0; i < n; ++i)  // stage 2
+    if (steps[i] == Step::kOut) table_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: translate
+    if (runs.solo[r]) {
+      for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+        if (verdicts[i] == Verdict::kPass && steps[i] != Step::kLater)
+          translate_one(pkts[i], verdicts[i], steps[i], keys[i], hashes[i], ext[i], now);
+      continue;
+    }
+    size_t lead = SIZE_MAX;  // the run's first live packet: its step, key, hash hold for all
+    uint32_t slot = Table::kNone;
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (lead == SIZE_MAX) lead = i;
+      const Step s = steps[lead];
+      if (slot != Table::kNone) {  // found at this `now`: a lookup again would find it again
+        if (s == Step::kOut)
+          rewrite_out(pkts[i], table_.at(slot).value);
+        else
+          rewrite_in(pkts[i], table_.at(slot).key);
+        continue;
+      }
+      if (!translate(pkts[i], s, keys[lead], hashes[lead], ext[lead], now, &slot))
+        verdicts[i] = Verdict::kDrop;
+    }
+  }
+  if (later) [[unlikely]] {  // stage 4: later fragments, after every first fragment
+    for (size_t i = 0; i < n; ++i)
+      if (steps[i] == Step::kLater && verdicts[i] == Verdict::kPass && !follow_first(pkts[i], now))
+        verdicts[i] = Verdict::kDrop;
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
+bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now, uint32_t* slot) {
   bool inserted = false;
   uint32_t s = table_.find_or_insert(k, h, now, inserted);
   if (s == Table::kNone) {
@@ -175,13 +251,24 @@ bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now) {
     ++created_;
     peak_ = std::max<uint64_t>(peak_, table_.size());
   }
-  set_ipv4_src(p, m.ext_addr);
-  set_l4_u16(p, p.layout.l4_proto == proto::kIcmp ? 4 : 0, m.ext_port);  // RFC 3022 §4.1
-  ++outbound_;
+  if (slot) *slot = s;
+  rewrite_out(p, m);
   return true;
 }
 
-bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now) {
+void Nat::rewrite_out(PacketView& p, const Mapping& m) {
+  set_ipv4_src(p, m.ext_addr);
+  set_l4_u16(p, p.layout.l4_proto == proto::kIcmp ? 4 : 0, m.ext_port);  // RFC 3022 §4.1
+  ++outbound_;
+}
+
+void Nat::rewrite_in(PacketView& p, const FlowKey& flow) {
+  set_ipv4_dst(p, key_v4(flow.src));
+  set_l4_u16(p, flow.proto == proto::kIcmp ? 4 : 2, flow.sport);
+  ++inbound_;
+}
+
+bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now, uint32_t* slot) {
   uint32_t s = reverse(size_t(ext_index), k.dport);
   if (s == kNoSlot || !table_.live(s, now)) {
     ++drop_no_mapping_;
@@ -195,9 +282,8 @@ bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now) {
     return false;
   }
   e.last_seen = now;
-  set_ipv4_dst(p, key_v4(e.key.src));
-  set_l4_u16(p, icmp ? 4 : 2, e.key.sport);
-  ++inbound_;
+  if (slot) *slot = s;
+  rewrite_in(p, e.key);
   return true;
 }
 
@@ -235,6 +321,18 @@ void Nat::counters(const CounterSink& sink) const {
   sink("drop.frag_first_dropped", drop_frag_first_dropped_);
   sink("drop.other", drop_other_);
   sink("drop.malformed", drop_malformed_);
+}
+
+void Nat::export_state(std::vector<uint8_t>& out) const {
+  export_table(table_, out);
+  for (const Pool& p : pools_) {
+    for (uint32_t v : {p.head, p.count, p.size, p.probe}) put_state(out, v);
+    for (uint32_t i = 0; i < p.size; ++i) put_state(out, p.ring[i]);
+  }
+  for (size_t i = 0; i < cfg_.external.size() << 16; ++i) put_state(out, reverse_[i]);
+  frags_.export_state(out);
+  counters([&](std::string_view, uint64_t v) { put_state(out, v); });
+  put_state(out, uint64_t(capacity_));
 }
 
 void Nat::warnings(const WarningSink& sink) const {

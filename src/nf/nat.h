@@ -24,6 +24,9 @@
 // Cost:     92 ns/pkt at 1k flows, 181 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench;
 //           TCP/UDP unchanged by ICMP/fragment support (new/old, alternated: 0.97x at 1k flows,
 //           1.02x at 1M, N = 6; cachegrind 689 vs 691 instructions per packet).
+// Runs:     one classification and one forward-table (outbound) or reverse-map (inbound) lookup,
+//           or mapping creation, per run of a flow (run_burst.h, nat_runs.cc); each packet is
+//           rewritten with its own checksum updates. Fragments and ICMP errors run solo.
 // Refs:     RFC 3022 (NAPT), RFC 4787 (REQ-2 paired pooling, endpoint-dependent filtering),
 //           RFC 5508 (ICMP), RFC 791 (fragments), VigNAT (Zaostrovnykh et al., SIGCOMM'17),
 //           MazuNAT (Click), BESS nat.h, Linux nf_nat (for the differences: docs/nfs.md).
@@ -104,7 +107,11 @@ class Nat final : public Nf {
   explicit Nat(NatConfig cfg);
   std::string_view name() const override { return "nat"; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
+  void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
+                    Nanos now) override;
+  bool run_aware() const override { return true; }
   void counters(const CounterSink& sink) const override;
+  void export_state(std::vector<uint8_t>& out) const override;
   void warnings(const WarningSink& sink) const override;
   // Worker w of n allocates the external ports p with (p - port_min) mod n == w; replies are
   // steered to it by that rule (core/shard.h).
@@ -139,7 +146,9 @@ class Nat final : public Nf {
   // What a packet is, decided in the burst's first pass.
   enum class Step : uint8_t { kPass, kOut, kIn, kErrorOut, kErrorIn, kOther, kMalformed, kLater };
   enum class Dir : uint8_t { kOut, kIn, kPass };
-  Step classify(const PacketView& p, FlowKey& k, int& ext_index) const;
+  // `known`: the packet's flow key when the caller has it (a run's), else nullptr.
+  Step classify(const PacketView& p, FlowKey& k, int& ext_index,
+                const FlowKey* known = nullptr) const;
   // To an external address: inbound. Otherwise outbound when no inside prefixes are set or the
   // source is inside; else transit.
   Dir direction(uint32_t src, uint32_t dst, int& ext_index) const {
@@ -150,9 +159,16 @@ class Nat final : public Nf {
       if (pf.contains(src)) return Dir::kOut;
     return Dir::kPass;
   }
-  bool translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext, Nanos now);
-  bool outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now);
-  bool inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now);
+  // `slot`, when given, receives the forward slot a translated kOut/kIn packet used (else kNone).
+  bool translate(PacketView& p, Step s, const FlowKey& k, uint64_t h, int ext, Nanos now,
+                 uint32_t* slot = nullptr);
+  bool outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now, uint32_t* slot);
+  bool inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now, uint32_t* slot);
+  void rewrite_out(PacketView& p, const Mapping& m);
+  void rewrite_in(PacketView& p, const FlowKey& flow);
+  // Stage 3 of a burst for one packet (translate, note a first fragment, set the verdict).
+  void translate_one(PacketView& p, Verdict& v, Step s, const FlowKey& k, uint64_t h, int ext,
+                     Nanos now);
   bool other(const PacketView& p);
   // ICMP errors (nat_icmp.cc): translate through the quote, or count why not and return false.
   bool error_inbound(PacketView& p, Nanos now);

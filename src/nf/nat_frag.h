@@ -27,6 +27,7 @@
 
 #include "core/flow_key.h"
 #include "core/time.h"
+#include "nf/nf.h"
 
 namespace nfpark::nf {
 
@@ -82,6 +83,10 @@ class NatFragments {
 
   uint64_t evicted() const { return evicted_; }
   size_t entries() const { return slots_.size(); }
+  void export_state(std::vector<uint8_t>& out) const {
+    for (const Slot& s : slots_) put_state(out, s);
+    put_state(out, evicted_);
+  }
 
  private:
   static constexpr uint32_t kWays = 4;

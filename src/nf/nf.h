@@ -5,6 +5,12 @@
 // incrementally) and may set kDrop. It never reads a clock: `now` is read once per burst by the
 // engine. It never allocates on the per-packet path and never touches bytes past
 // `layout.payload_off` (they may be a parking tag or nothing at all).
+//
+// Run-aware processing (run_burst.h). A chain splits its burst into runs of consecutive
+// same-flow packets once and hands them to each NF's process_runs(); an NF that keys on the
+// flow decides once per run (one lookup) and applies the decision to every packet of the run,
+// with results identical to process() packet by packet: verdicts, rewrites, counters and state
+// (tests/nf/run_equivalence_test.cc). An NF without a run path keeps the default, process().
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/counters.h"
@@ -26,6 +33,15 @@ constexpr size_t kBurst = 32;
 enum class Verdict : uint8_t { kPass = 0, kDrop = 1 };
 // One sentence a user should read after a run: what went wrong and how to fix it.
 using WarningSink = std::function<void(std::string_view)>;
+struct FlowRuns;  // run_burst.h
+
+// Appends the bytes of a trivially copyable value (NF state exports, for tests).
+template <class T>
+void put_state(std::vector<uint8_t>& out, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto* b = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), b, b + sizeof v);
+}
 
 class Nf {
  public:
@@ -33,6 +49,20 @@ class Nf {
   virtual std::string_view name() const = 0;
   // pkts.size() == verdicts.size() <= kBurst.
   virtual void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) = 0;
+  // The same burst split into runs (runs.build(pkts, verdicts) with the NF's input). Must give
+  // exactly what process() gives. Called only when run_aware().
+  virtual void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                            const FlowRuns& runs, Nanos now) {
+    (void)runs;
+    process(pkts, verdicts, now);
+  }
+  virtual bool run_aware() const { return false; }
+  // False when the NF never changes a packet's flow key (addresses, ports, protocol, ICMP
+  // identifier): the chain then keeps its runs for the next NF instead of finding them again.
+  virtual bool rewrites_flow_key() const { return true; }
+  // The NF's state as bytes (tables in slot order, pools, buckets), for tests that compare two
+  // runs; stateless NFs append nothing.
+  virtual void export_state(std::vector<uint8_t>& out) const { (void)out; }
   virtual void counters(const CounterSink& sink) const { (void)sink; }
   // Conditions the user should hear about (a pool ran out, say), judged from the counters; an
   // NF has no stderr, so the engine asks at the end of a run and prints them. Never per packet.
@@ -50,12 +80,19 @@ class Nf {
 };
 
 // A chain runs its NFs in order over the same burst; a packet dropped by one NF is skipped by
-// the ones after it. Counters are reported as "<nf name>.<counter>".
+// the ones after it. Counters are reported as "<nf name>.<counter>". Run-aware (the default),
+// it finds the burst's runs before the first run-aware NF and again only after an NF that may
+// rewrite flow keys (chain.cc); per-packet (set_run_aware(false)) every NF runs process().
 class Chain {
  public:
+  Chain();
+  ~Chain();
   void add(std::unique_ptr<Nf> nf) { nfs_.push_back(std::move(nf)); }
-  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
-    for (auto& nf : nfs_) nf->process(pkts, verdicts, now);
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now);
+  void set_run_aware(bool on) { run_aware_ = on; }
+  bool run_aware() const { return run_aware_; }
+  void export_state(std::vector<uint8_t>& out) const {
+    for (const auto& nf : nfs_) nf->export_state(out);
   }
   void counters(const CounterSink& sink) const {
     for (const auto& nf : nfs_) {
@@ -80,6 +117,8 @@ class Chain {
 
  private:
   std::vector<std::unique_ptr<Nf>> nfs_;
+  std::unique_ptr<FlowRuns> runs_;
+  bool run_aware_ = true;
 };
 
 }  // namespace nfpark::nf

@@ -4,6 +4,8 @@
 #include <array>
 
 #include "nf/keyed_burst.h"
+#include "nf/run_burst.h"
+#include "nf/run_state.h"
 
 namespace nfpark::nf {
 namespace {
@@ -33,38 +35,97 @@ bool RateLimiter::conform(Bucket& b, bool fresh, uint32_t wire_len, Nanos now) {
   return true;
 }
 
+RateLimiter::Bucket* RateLimiter::meter(const FlowKey& k, uint64_t h, uint32_t wire_len, Nanos now,
+                                        bool& pass) {
+  bool inserted = false;
+  uint32_t s = table_.find_or_insert(k, h, now, inserted);
+  if (s == table_.kNone) {
+    ++untracked_;
+    pass = true;
+    return nullptr;
+  }
+  Bucket& b = table_.at(s).value;
+  pass = conform(b, inserted, wire_len, now);
+  return &b;
+}
+
+void RateLimiter::account(Verdict& v, uint32_t len, bool pass) {
+  if (pass) {
+    ++tx_;
+    tx_bytes_ += len;
+  } else {
+    ++drop_;
+    drop_bytes_ += len;
+    v = Verdict::kDrop;
+  }
+}
+
 void RateLimiter::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
   KeyedBurst b;
   b.prepare(table_, pkts, verdicts);
-  const size_t n = b.size;
-  auto& keys = b.keys;
-  auto& hashes = b.hashes;
-  auto& keyed = b.keyed;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < b.size; ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
     const uint32_t len = pkts[i].wire_len;
     ++rx_;
     bool pass = true;
-    if (!keyed[i]) {
+    if (!b.keyed[i])
       ++not_ip_;
-    } else {
-      bool inserted = false;
-      uint32_t s = table_.find_or_insert(keys[i], hashes[i], now, inserted);
-      if (s == table_.kNone)
-        ++untracked_;
-      else
-        pass = conform(table_.at(s).value, inserted, len, now);
+    else
+      meter(b.keys[i], b.hashes[i], len, now, pass);
+    account(verdicts[i], len, pass);
+  }
+  table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void RateLimiter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                               const FlowRuns& runs, Nanos now) {
+  // process()'s stages, a shared run taking one lookup: its first live packet's.
+  std::array<FlowKey, kBurst> keys;  // solo packets' own keys
+  std::array<uint64_t, kBurst> hashes;
+  std::array<bool, kBurst> keyed;
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: keys, hashes, bucket prefetch
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      keyed[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!runs.solo[r]) {
+        keyed[i] = true;
+        hashes[i] = runs.hashes[r];
+        if (i == runs.begin(r)) table_.prefetch_buckets(hashes[i]);
+      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
+        keyed[i] = true;
+        hashes[i] = table_.hash(keys[i]);
+        table_.prefetch_buckets(hashes[i]);
+      }
     }
-    if (pass) {
-      ++tx_;
-      tx_bytes_ += len;
-    } else {
-      ++drop_;
-      drop_bytes_ += len;
-      verdicts[i] = Verdict::kDrop;
+  }
+  for (size_t r = 0; r < runs.count; ++r)  // stage 2: the entries, once per run
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table_.prefetch_entry(hashes[i]);
+  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: meter
+    Bucket* bucket = nullptr;                // the run's bucket, once a packet found or made it
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      const uint32_t len = pkts[i].wire_len;
+      ++rx_;
+      bool pass = true;
+      if (bucket)  // found at this `now`: a lookup again would only find it again
+        pass = conform(*bucket, false, len, now);
+      else if (!keyed[i])
+        ++not_ip_;
+      else if (runs.solo[r])
+        meter(keys[i], hashes[i], len, now, pass);
+      else
+        bucket = meter(runs.keys[r], hashes[i], len, now, pass);
+      account(verdicts[i], len, pass);
     }
   }
   table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void RateLimiter::export_state(std::vector<uint8_t>& out) const {
+  export_table(table_, out);
+  for (uint64_t v : {rx_, tx_, tx_bytes_, drop_, drop_bytes_, untracked_, not_ip_})
+    put_state(out, v);
 }
 
 void RateLimiter::counters(const CounterSink& sink) const {

@@ -7,6 +7,7 @@
 
 #include "core/bytes.h"
 #include "core/checksum.h"
+#include "nf/run_burst.h"
 
 namespace nfpark::nf {
 
@@ -134,44 +135,65 @@ void Router::lookup_v4(std::span<PacketView> pkts, std::span<Verdict> verdicts,
   v4_.lookup_burst(keys.data(), out, pkts.size());
 }
 
+void Router::route(PacketView& p, Verdict& v, uint32_t& nh) {
+  const PacketLayout& L = p.layout;
+  ++rx_;
+  if (!L.ok() || L.ip_version == 0) {
+    v = Verdict::kDrop;
+    ++not_ip_;
+    return;
+  }
+  uint8_t* ip = p.data + L.l3_off;
+  const bool v4 = L.ip_version == 4;
+  uint8_t* ttl = v4 ? ip + 8 : ip + 7;
+  if (*ttl <= 1) {  // RFC 1812 §5.3.1 / RFC 8200: do not forward
+    v = Verdict::kDrop;
+    ++ttl_expired_;
+    return;
+  }
+  if (nh == kUnknown) nh = v4 ? v4_.lookup(ip + 16) : v6_.lookup(ip + 24);
+  if (nh == Lpm::kNoRoute) {
+    v = Verdict::kDrop;
+    ++no_route_;
+    return;
+  }
+  if (v4) {  // RFC 1624: patch the header checksum for the (TTL, protocol) word
+    uint16_t old_w = load_be16(ip + 8);
+    --*ttl;
+    store_be16(ip + 10, csum_update16(load_be16(ip + 10), old_w, load_be16(ip + 8)));
+  } else {
+    --*ttl;
+  }
+  std::memcpy(p.data, next_hops_[nh].data(), 6);
+  std::memcpy(p.data + 6, port_mac_.data(), 6);
+  ++forwarded_;
+}
+
 void Router::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
   std::array<uint32_t, kBurst> nh4;
   lookup_v4(pkts, verdicts, nh4.data());
   for (size_t i = 0; i < pkts.size(); ++i) {
     if (verdicts[i] != Verdict::kPass) continue;
-    PacketView& p = pkts[i];
-    const PacketLayout& L = p.layout;
-    ++rx_;
-    if (!L.ok() || L.ip_version == 0) {
-      verdicts[i] = Verdict::kDrop;
-      ++not_ip_;
-      continue;
-    }
-    uint8_t* ip = p.data + L.l3_off;
-    const bool v4 = L.ip_version == 4;
-    uint8_t* ttl = v4 ? ip + 8 : ip + 7;
-    if (*ttl <= 1) {  // RFC 1812 §5.3.1 / RFC 8200: do not forward
-      verdicts[i] = Verdict::kDrop;
-      ++ttl_expired_;
-      continue;
-    }
-    uint32_t nh = v4 ? nh4[i] : v6_.lookup(ip + 24);
-    if (nh == Lpm::kNoRoute) {
-      verdicts[i] = Verdict::kDrop;
-      ++no_route_;
-      continue;
-    }
-    if (v4) {  // RFC 1624: patch the header checksum for the (TTL, protocol) word
-      uint16_t old_w = load_be16(ip + 8);
-      --*ttl;
-      store_be16(ip + 10, csum_update16(load_be16(ip + 10), old_w, load_be16(ip + 8)));
-    } else {
-      --*ttl;
-    }
-    std::memcpy(p.data, next_hops_[nh].data(), 6);
-    std::memcpy(p.data + 6, port_mac_.data(), 6);
-    ++forwarded_;
+    const PacketLayout& L = pkts[i].layout;
+    uint32_t nh = L.ok() && L.ip_version == 4 ? nh4[i] : kUnknown;  // v4: looked up with the burst
+    route(pkts[i], verdicts[i], nh);
   }
+}
+
+void Router::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
+                          const FlowRuns& runs, Nanos) {
+  for (size_t r = 0; r < runs.count; ++r) {
+    uint32_t nh = kUnknown;  // shared by the run's packets: they have one destination
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (runs.solo[r]) nh = kUnknown;
+      route(pkts[i], verdicts[i], nh);
+    }
+  }
+}
+
+void Router::export_state(std::vector<uint8_t>& out) const {
+  for (uint64_t v : {rx_, forwarded_, ttl_expired_, no_route_, not_ip_}) put_state(out, v);
 }
 
 void Router::counters(const CounterSink& sink) const {

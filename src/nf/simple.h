@@ -22,6 +22,7 @@ namespace nfpark::nf {
 class MacSwap final : public Nf {
  public:
   std::string_view name() const override { return "macswap"; }
+  bool rewrites_flow_key() const override { return false; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }
 
@@ -32,6 +33,7 @@ class MacSwap final : public Nf {
 class Forward final : public Nf {
  public:
   std::string_view name() const override { return "forward"; }
+  bool rewrites_flow_key() const override { return false; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override {
     sink("packets", packets_);
@@ -46,6 +48,7 @@ class Busy final : public Nf {
  public:
   explicit Busy(uint64_t cycles = 300) : cycles_(cycles) {}
   std::string_view name() const override { return "busy"; }
+  bool rewrites_flow_key() const override { return false; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }
   uint64_t cycles() const { return cycles_; }

@@ -59,6 +59,7 @@ class NfBurst {
   void set_reframer(const reframe::ReorderConfig& cfg, const reframe::BypassRules& rules = {}) {
     bypass_ = rules;
     reorder_ = std::make_unique<reframe::FlowReorder<Handle>>(cfg);
+    reorder_->prefault();  // set-up, not the first packets, pays the flow table's page faults
     ready_.reserve(cfg.max_held_packets + 4 * kMax);
   }
   // Replaying a trace: the chain's `now` is the trace time of the newest packet seen, not the

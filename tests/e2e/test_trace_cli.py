@@ -115,8 +115,47 @@ def test_help_exits_zero(verb: list[str]) -> None:
 def test_gen_help_lists_its_options() -> None:
     text = cli.ok("trace", "gen", "--help")
     for opt in ("--out", "--packets", "--flows", "--size", "--slf", "--proto", "--seed",
-                "--active", "--ipv6", "--vlan"):
+                "--active", "--ipv6", "--vlan", "--flow-sizes", "--pace", "--train", "--copies",
+                "--copy-shift-us"):
         assert opt in text, opt
+
+
+def test_gen_paper_traffic_many_flows(tmp_path: Path) -> None:
+    """Issue 17's traffic: 4 copies x 25k live flows (100k active at once), heavy-tailed sizes,
+    paced trains of mean 1.2 (input SLF ~1.2). (reframe_chain_bench generates its 1M+ flows in
+    memory with the same generator.)"""
+    out = cli.gen(tmp_path / "p.pcap", 150_000, flows=25_000, active=25_000, copies=4,
+                  copy_shift_us=5, pace=True, train=1.2, flow_sizes="pareto:1.3",
+                  rate_gbps=100, seed=9)
+    s = cli.stats(out)
+    assert s["packets"] == 4 * 150_000
+    assert s["flows"] == 100_000  # every flow of the 4 x 25k went live (at once)
+    assert s["slf"] == pytest.approx(1.2, abs=0.06)
+    # Heavy tails: the largest flow is hundreds of times the mean (6 packets).
+    assert s["max_flow_packets"] > 1000
+
+
+def test_gen_paper_traffic_is_deterministic(tmp_path: Path) -> None:
+    opts: dict[str, str | int | float | bool] = dict(
+        flows=3000, active=500, copies=3, copy_shift_us=20, pace=True, train=1.5,
+        flow_sizes="lognormal:1.5", seed=4)
+    a = cli.gen(tmp_path / "a.pcap", 20_000, **opts)
+    b = cli.gen(tmp_path / "b.pcap", 20_000, **opts)
+    c = cli.gen(tmp_path / "c.pcap", 20_000, **{**opts, "seed": 5})
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+    assert cli.stats(a)["packets"] == 60_000
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--pace"], "--pace"),
+    (["--flow-sizes", "pareto:0.9", "--active", "5"], "--flow-sizes"),
+    (["--copies", "0"], "--copies"),
+    (["--train", "0.5", "--active", "5", "--pace"], "--train"),
+])
+def test_gen_paper_traffic_bad_options(tmp_path: Path, args: list[str], named: str) -> None:
+    p = cli.nfpark("trace", "gen", "--out", tmp_path / "x.pcap", *args)
+    cli.one_line_error(p, named)
 
 
 def test_stats_nonexistent_file(tmp_path: Path) -> None:
