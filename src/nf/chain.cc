@@ -14,7 +14,7 @@ void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nan
   }
   bool fresh = false;  // runs_ describes the packets as the next NF sees them
   for (auto& nf : nfs_) {
-    if (nf->run_aware()) {
+    if (nf->run_aware() && (fresh || nf->finds_runs())) {
       if (!fresh) runs_->build(pkts, verdicts);
       fresh = true;
       nf->process_runs(pkts, verdicts, *runs_, now);

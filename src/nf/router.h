@@ -10,7 +10,8 @@
 //           IPv4 lookup is 1–3 dependent loads (1–2 past ~100 routes), done for the
 //           whole burst at once (Lpm::lookup_burst).
 // Runs:     one LPM lookup per run of a flow (run_burst.h: same destination); TTL, checksum
-//           and MACs per packet.
+//           and MACs per packet. Only when the chain has found runs for an NF before: alone,
+//           finding them (~8-10 ns/pkt) costs more than the LPM saves (0.65x, nf_bench --runs).
 // Refs:     RFC 1812 §5.3.1 (TTL), RFC 8200 §3 (hop limit), RFC 1624 (checksum update).
 //
 // Theory of operation. A packet whose TTL/hop limit is ≤ 1 is dropped (no ICMP Time Exceeded is
@@ -48,6 +49,7 @@ class Router final : public Nf {
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
                     Nanos now) override;
   bool run_aware() const override { return true; }
+  bool finds_runs() const override { return false; }
   bool rewrites_flow_key() const override { return false; }
   void counters(const CounterSink& sink) const override;
   void export_state(std::vector<uint8_t>& out) const override;

@@ -166,19 +166,18 @@ TEST_P(RunEquivalence, SameOutputCountersAndStateAsPerPacket) {
     for (double slf : {1.0, 2.5, 8.0}) expect_same(GetParam(), seed, slf, 150);
 }
 
-INSTANTIATE_TEST_SUITE_P(Nfs, RunEquivalence,
-                         ::testing::Values("counter", "ratelimit", "nat", "lb", "firewall",
-                                           "router", "meter", "meter-global", "trtcm",
-                                           "router,nat,firewall,counter",
-                                           "firewall,nat,lb,meter,counter,ratelimit",
-                                           "lb,counter,ratelimit",
-                                           "nat,macswap,counter,router,ratelimit"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             if (c == ',' || c == '-') c = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Nfs, RunEquivalence,
+    ::testing::Values("counter", "ratelimit", "nat", "lb", "firewall", "router", "meter",
+                      "meter-global", "trtcm", "router,nat,firewall,counter",
+                      "firewall,nat,lb,meter,counter,ratelimit", "lb,counter,ratelimit",
+                      "nat,macswap,counter,router,ratelimit", "firewall,router"),
+    [](const auto& info) {
+      std::string s = info.param;
+      for (char& c : s)
+        if (c == ',' || c == '-') c = '_';
+      return s;
+    });
 
 }  // namespace
 }  // namespace nfpark::nf::testing
