@@ -36,7 +36,7 @@ Args make_args() {
           "--json\n"
           "Every packet in ends as out, an NF drop, or a named drop: the result says whether\n"
           "in = out + drops held and whether every mempool was full again at exit.\n" +
-          run::exit_codes_text());
+          run::sim_only_text() + run::exit_codes_text());
   return a;
 }
 

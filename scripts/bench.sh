@@ -55,7 +55,7 @@ benches=(
 )
 
 status=0
-declare -a ran skipped failed
+ran=() skipped=() failed=()
 for spec in "${benches[@]}"; do
   IFS='|' read -r name full qargs <<<"$spec"
   bin="$build/$name"
@@ -76,6 +76,36 @@ for spec in "${benches[@]}"; do
     status=1
   fi
 done
+
+# Every scenario's --quick form (issue 15: all together under 3 minutes here), then their headline
+# results (tests/e2e/test_sim_scenarios.py, including the runs the test command leaves out).
+if [ -x "$build/nfpark" ]; then
+  echo "== sim scenarios --quick" >&2
+  start=$(date +%s%N)
+  for s in scenarios/*.toml; do
+    s0=$(date +%s%N)
+    if "$build/nfpark" sim --quick "$s" >>"$out/sim_scenarios.txt" 2>>"$out/sim_scenarios.err"; then
+      echo "scenario $(basename "$s" .toml) --quick: $((($(date +%s%N) - s0) / 1000000)) ms wall" \
+        >>"$out/sim_scenarios.txt"
+    else
+      failed+=("nfpark sim --quick $s (see $out/sim_scenarios.err)")
+      status=1
+    fi
+  done
+  ms=$((($(date +%s%N) - start) / 1000000))
+  awk -v ms="$ms" 'BEGIN { printf "RATIO sim scenarios-quick wall/180 s budget %.2fx (%.1f s, all of scenarios/*.toml)\n", ms / 180000, ms / 1000 }' \
+    >>"$out/sim_scenarios.txt"
+  ran+=("sim scenarios ($((ms / 1000)).$((ms % 1000 / 100)) s)")
+  py=.venv/bin/python
+  [ -x "$py" ] || py=python3
+  if NFPARK_SIM_ALL_SCENARIOS=1 PYTHONPATH=python "$py" -m pytest -q -p no:cacheprovider \
+    tests/e2e/test_sim_scenarios.py >"$out/sim_scenarios_checks.txt" 2>&1; then
+    ran+=("sim scenario checks")
+  else
+    failed+=("sim scenario checks (see $out/sim_scenarios_checks.txt)")
+    status=1
+  fi
+fi
 
 echo
 echo "== summary ($out)"

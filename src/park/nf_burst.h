@@ -137,7 +137,7 @@ class NfBurst {
 
   template <class Sink>
   void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
-    std::array<PacketView, kMax> views;
+    auto& views = views_;  // a member: a local array would be zeroed (32 views) every burst
     std::array<nf::Verdict, kMax> verdicts;
     std::array<uint32_t, kMax> tag_at;
     std::array<bool, kMax> notice;
@@ -145,6 +145,7 @@ class NfBurst {
       if (i + 1 < n) __builtin_prefetch(B::data(pkts[i + 1]));
       const uint64_t hdr_before = ep_.counters().header_only;
       ep_.view(pkts[i], views[i], tag_at[i]);
+      views[i].user = 0;
       sink.viewed(pkts[i], ep_.counters().header_only != hdr_before);
       verdicts[i] = nf::Verdict::kPass;
     }
@@ -181,6 +182,7 @@ class NfBurst {
   NfEndpoint<B> ep_;
   std::unique_ptr<reframe::FlowReorder<Handle>> reorder_;
   std::vector<Handle> ready_;
+  std::array<PacketView, kMax> views_;  // process()'s burst (see there)
   bool trace_time_ = false;
   Nanos trace_now_ = INT64_MIN;
   Nanos clock_ = INT64_MIN;

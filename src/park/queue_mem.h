@@ -38,6 +38,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/flow_key.h"
 #include "core/parse.h"
@@ -66,7 +67,9 @@ class QueueMem {
       : cfg_(usable(c)),
         codec_(TagFormat::kNfpark, c.key),
         st_(cfg_.ports, cfg_.queues, cfg_.slices, cfg_.batch, cfg_.header_array, B::null()),
-        evidence_(std::max<Nanos>(1, cfg_.lost_after / 64)) {}
+        evidence_(std::max<Nanos>(1, cfg_.lost_after / 64)) {
+    due_.reserve(st_.slices());
+  }
   QueueMem(const QueueMem&) = delete;
   QueueMem& operator=(const QueueMem&) = delete;
   ~QueueMem() {  // frees what drain() did not (uncounted): stored headers and waiting packets
@@ -220,24 +223,27 @@ class QueueMem {
   void poll(Nanos now, Emitter<Handle>& to_out, bool settled = true) {
     if (now == kNoTime) return;
     if (now_ == kNoTime) st_.restamp(now);  // packets split before the clock's first reading
+    if (now_ != kNoTime && now < now_) clock_back_ = true;  // opening order != time order now
     now_ = now;
     evidence_.note(back_, now);
-    uint64_t oldest = UINT64_MAX;
-    for (uint32_t s = 0; s < st_.slices(); ++s) {
-      const uint32_t t = st_.tail(s);
-      if (t != Store::kNone && cfg_.seal_after > 0 && !st_.batch(t).closed &&
-          now - st_.batch(t).opened >= cfg_.seal_after)
-        seal(s, to_out);
-      for (uint32_t h = st_.head(s); h != Store::kNone && settled; h = st_.head(s)) {
-        const Nanos seen = evidence_.seen_after(st_.batch(h).last_send);
-        if (seen == LossEvidence::kNever || now - seen < cfg_.lost_after) break;
-        ++ctr_.recoveries;
-        release_head(s, Release::kLost, to_out);
-        release_ready(s, to_out);
-      }
-      if (st_.head(s) != Store::kNone) oldest = std::min(oldest, st_.batch(st_.head(s)).last_send);
+    // Each slice in turn: seal its open batch if due, then recover its head batches while the
+    // evidence says they are lost. Only the slices where that can do something are visited:
+    // every head batch sent at or after the oldest head's, none is recoverable unless that one
+    // is (seen_after grows with the send number); due open batches come first in opening order.
+    const uint64_t oldest = st_.oldest_head_send();
+    const bool recover = settled && oldest != UINT64_MAX && recoverable(oldest);
+    if (recover || clock_back_) {
+      for (uint32_t s = 0; s < st_.slices(); ++s) poll_slice(s, recover, to_out);
+    } else if (cfg_.seal_after > 0) {
+      due_.clear();
+      for (uint32_t q = st_.first_open();
+           q != Store::kNone && now - st_.batch(q).opened >= cfg_.seal_after; q = st_.next_open(q))
+        due_.push_back(st_.batch(q).slice);
+      std::sort(due_.begin(), due_.end());  // the order a visit of every slice takes
+      for (uint32_t s : due_) poll_slice(s, false, to_out);
     }
-    evidence_.prune(oldest == UINT64_MAX ? sent_ : oldest);
+    const uint64_t after = st_.oldest_head_send();
+    evidence_.prune(after == UINT64_MAX ? sent_ : after);
   }
 
   // The engine knows that nothing is on its way to or from the NF and the NF holds nothing:
@@ -346,6 +352,24 @@ class QueueMem {
     return c;
   }
   Nanos time() const { return now_ == kNoTime ? 0 : now_; }
+  // A head batch whose last packet has send number `last_send` misses a header that is lost.
+  bool recoverable(uint64_t last_send) const {
+    const Nanos seen = evidence_.seen_after(last_send);
+    return seen != LossEvidence::kNever && now_ - seen >= cfg_.lost_after;
+  }
+  // poll()'s work on slice s.
+  void poll_slice(uint32_t s, bool recover, Emitter<Handle>& to_out) {
+    const uint32_t t = st_.tail(s);
+    if (t != Store::kNone && cfg_.seal_after > 0 && !st_.batch(t).closed &&
+        now_ - st_.batch(t).opened >= cfg_.seal_after)
+      seal(s, to_out);
+    for (uint32_t h = st_.head(s); h != Store::kNone && recover; h = st_.head(s)) {
+      if (!recoverable(st_.batch(h).last_send)) break;
+      ++ctr_.recoveries;
+      release_head(s, Release::kLost, to_out);
+      release_ready(s, to_out);
+    }
+  }
   uint32_t next_id() {
     const uint32_t id = next_id_;
     next_id_ = next_id_ + 1 == 0 ? 1 : next_id_ + 1;
@@ -440,10 +464,12 @@ class QueueMem {
   Store st_;
   LossEvidence evidence_;  // when headers sent after a given one first came back
   static constexpr Nanos kNoTime = INT64_MIN;
-  Nanos now_ = kNoTime;  // the last poll()'s time (split() stamps batches with it)
-  uint64_t sent_ = 0;    // packets queued so far (send numbers)
-  uint64_t back_ = 0;    // highest send number whose header is back (loss evidence)
+  Nanos now_ = kNoTime;      // the last poll()'s time (split() stamps batches with it)
+  bool clock_back_ = false;  // poll() once went back in time: it visits every slice
+  uint64_t sent_ = 0;        // packets queued so far (send numbers)
+  uint64_t back_ = 0;        // highest send number whose header is back (loss evidence)
   uint32_t next_id_ = 1;
+  std::vector<uint32_t> due_;  // poll(): slices with an open batch due for sealing
   QueueMemCounters ctr_;
   S store_;
 };

@@ -20,6 +20,12 @@
 //  order, so a flow has packets waiting iff that number is >= the sequence of its slice's head.
 //  Buckets are shared: a collision can only make a flow look waiting when it is not (its next
 //  whole packet then queues behind others'), never the reverse.
+//  Time-driven work without scans. Open batches are also linked in the order they opened (their
+//  opening times never decrease), so the ones due for sealing are a prefix of that list; and
+//  the smallest last send number of the slices' head batches (what loss evidence is pruned to,
+//  and the first head a recovery would find) is cached: it only grows (a slice's later batch
+//  sent later; an empty slice's new batch is the newest), so it is recomputed only when the
+//  slice holding it changes its head.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -63,6 +69,7 @@ class QueueMemStore {
     Nanos opened = 0, last_sent = 0;
     uint64_t seq = 0;        // creation order, all slices (for the flow summary)
     uint64_t last_send = 0;  // send number of its last packet (loss evidence)
+    uint32_t open_prev = kNone, open_next = kNone;  // the open batches, by opening time
   };
   struct Slot {         // header-array entry
     uint64_t send = 0;  // send number: packets get increasing numbers as they go to the NF
@@ -122,12 +129,13 @@ class QueueMemStore {
       auto& fl = free_[s / slices_];
       const uint32_t q = fl.back();
       fl.pop_back();
-      batches_[q] = Batch{0, 0, kNone, s, false, now, now, ++batch_seq_, 0};
+      batches_[q] = Batch{0, 0, kNone, s, false, now, now, ++batch_seq_, 0, kNone, kNone};
       if (sl.tail == kNone)
         sl.head = q;
       else
         batches_[sl.tail].next = q;
       sl.tail = q;
+      link_open(q);
     }
     const uint32_t q = sl.tail;
     Batch& bt = batches_[q];
@@ -138,7 +146,15 @@ class QueueMemStore {
     entries_[size_t(q) * batch_ + bt.count++] = Entry{pkt, idx, id, bytes, hdr_len};
     bt.last_sent = now;
     bt.last_send = send;
-    if (bt.count == batch_) bt.closed = true;
+    if (sl.head == q && !oldest_dirty_) {  // a head's last send grew
+      if (oldest_slice_ == kNone) {        // the only head
+        oldest_slice_ = s;
+        oldest_ = send;
+      } else if (s == oldest_slice_) {  // the oldest one: another may be older now
+        oldest_dirty_ = true;
+      }  // else it stays above the oldest
+    }
+    if (bt.count == batch_) close(q);
     flow_seq_[b] = std::max(flow_seq_[b], bt.seq);
     return idx;
   }
@@ -153,7 +169,7 @@ class QueueMemStore {
   bool seal_tail(uint32_t s) {
     const uint32_t t = slice_[s].tail;
     if (t == kNone || batches_[t].closed) return false;
-    batches_[t].closed = true;
+    close(t);
     return true;
   }
   // The head batch of slice `s` (kNone if empty) and its state.
@@ -165,8 +181,10 @@ class QueueMemStore {
   void pop_head(uint32_t s, bool free_now = true) {
     Slice& sl = slice_[s];
     const uint32_t q = sl.head;
+    if (!batches_[q].closed) unlink_open(q);
     sl.head = batches_[q].next;
     if (sl.head == kNone) sl.tail = kNone;
+    if (s == oldest_slice_) oldest_dirty_ = true;
     batches_[q] = Batch{};
     if (free_now) free_queue(q);
   }
@@ -178,6 +196,26 @@ class QueueMemStore {
     if (tail >= ring_.size()) tail -= ring_.size();
     ring_[tail] = idx;
     ++free_slots_;
+  }
+
+  // The open batch that opened first (kNone: none), and the one that opened after q.
+  uint32_t first_open() const { return open_head_; }
+  uint32_t next_open(uint32_t q) const { return batches_[q].open_next; }
+  // The smallest last send number of the slices' head batches; UINT64_MAX when all are empty.
+  uint64_t oldest_head_send() {
+    if (oldest_dirty_) {
+      oldest_dirty_ = false;
+      oldest_ = UINT64_MAX;
+      oldest_slice_ = kNone;
+      for (uint32_t s = 0; s < slice_.size(); ++s) {
+        const uint32_t h = slice_[s].head;
+        if (h != kNone && batches_[h].last_send < oldest_) {
+          oldest_ = batches_[h].last_send;
+          oldest_slice_ = s;
+        }
+      }
+    }
+    return oldest_slice_ == kNone ? UINT64_MAX : oldest_;
   }
 
   Batch& batch(uint32_t q) { return batches_[q]; }
@@ -196,6 +234,32 @@ class QueueMemStore {
   }
 
  private:
+  void close(uint32_t q) {
+    batches_[q].closed = true;
+    unlink_open(q);
+  }
+  void link_open(uint32_t q) {
+    batches_[q].open_prev = open_tail_;
+    batches_[q].open_next = kNone;
+    if (open_tail_ == kNone)
+      open_head_ = q;
+    else
+      batches_[open_tail_].open_next = q;
+    open_tail_ = q;
+  }
+  void unlink_open(uint32_t q) {
+    Batch& b = batches_[q];
+    if (b.open_prev == kNone)
+      open_head_ = b.open_next;
+    else
+      batches_[b.open_prev].open_next = b.open_next;
+    if (b.open_next == kNone)
+      open_tail_ = b.open_prev;
+    else
+      batches_[b.open_next].open_prev = b.open_prev;
+    b.open_prev = b.open_next = kNone;
+  }
+
   uint32_t queues_, slices_, batch_;
   Handle null_;
   std::vector<Batch> batches_;               // [port * queues + q]
@@ -208,6 +272,10 @@ class QueueMemStore {
   std::vector<uint64_t> flow_seq_;  // flow summary (see above)
   uint32_t flow_mask_ = 0;
   uint64_t batch_seq_ = 0;
+  uint32_t open_head_ = kNone, open_tail_ = kNone;  // open batches, by opening time
+  uint64_t oldest_ = UINT64_MAX;                    // see oldest_head_send()
+  uint32_t oldest_slice_ = kNone;
+  bool oldest_dirty_ = false;
 };
 
 }  // namespace nfpark::park

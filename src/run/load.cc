@@ -38,10 +38,11 @@ Given given_of(const toml::node& n) {
   return g;
 }
 
-std::string keys_of(std::string_view section) {
+std::string keys_of(std::string_view section, bool sim) {
   std::string v;
   for (const Setting& s : settings())
-    if (s.section == section) v += (v.empty() ? "" : ", ") + std::string(s.key);
+    if (s.section == section && (sim || !s.sim_only))
+      v += (v.empty() ? "" : ", ") + std::string(s.key);
   for (std::string_view sub : sections())
     if (sub.size() > section.size() && sub.substr(0, section.size()) == section &&
         sub[section.size()] == '.')
@@ -64,12 +65,13 @@ std::string top_sections() {
 
 }  // namespace
 
-Loader::Loader() {
+Loader::Loader(For who) : for_(who) {
   std::string why;
   for (const Setting& s : settings()) {
-    if (s.def.empty()) continue;
+    const std::string_view def = who == For::kSim && !s.sim_def.empty() ? s.sim_def : s.def;
+    if (def.empty()) continue;
     Value v;
-    if (decode_text(s, s.def, v, why)) s.apply(cfg_, v);
+    if (decode_text(s, def, v, why)) s.apply(cfg_, v);
   }
 }
 
@@ -123,7 +125,11 @@ bool Loader::walk(const toml::table& t, const std::string& section, const std::s
     const Setting* s = find_setting(section, key);
     if (!s) {
       err = name + ": [" + section + "] unknown key '" + key +
-            "' (valid keys: " + keys_of(section) + ")";
+            "' (valid keys: " + keys_of(section, for_ == For::kSim) + ")";
+      return false;
+    }
+    if (s->sim_only && for_ != For::kSim) {
+      err = name + ": [" + section + "] " + key + ": a setting of the simulator only (nfpark sim)";
       return false;
     }
     Value v;
@@ -139,6 +145,7 @@ bool Loader::walk(const toml::table& t, const std::string& section, const std::s
 
 bool Loader::load_sections(const toml::table& root, const std::string& name,
                            std::initializer_list<std::string_view> only, std::string& err) {
+  file_ = name;
   for (std::string_view sec : only) {
     const toml::node* node = root.get(sec);
     if (!node) continue;
@@ -268,6 +275,17 @@ bool Loader::check_files(std::string& err) const {
   return true;
 }
 
+bool Loader::check_queuemem(std::string& err) const {
+  const park::QueueMemConfig& q = cfg_.queuemem;
+  if (q.slices > q.queues)
+    return (err = where("queuemem", "slices") + ": expected at most queues (" +
+                  std::to_string(q.queues) + "), got " + std::to_string(q.slices) +
+                  "; each slice needs at least one queue"),
+           false;
+  if (std::string e = q.validate(); !e.empty()) return (err = e), false;
+  return true;
+}
+
 bool Loader::finish(std::string& err) {
   const RunConfig& c = cfg_;
   std::string nerr;
@@ -284,12 +302,7 @@ bool Loader::finish(std::string& err) {
     cfg_.queuemem.ports = uint8_t(c.nf_servers);
     cfg_.queuemem.port_per_server = true;
   }
-  if (c.queuemem.slices > c.queuemem.queues)
-    return (err = where("queuemem", "slices") + ": expected at most queues (" +
-                  std::to_string(c.queuemem.queues) + "), got " +
-                  std::to_string(c.queuemem.slices) + "; each slice needs at least one queue"),
-           false;
-  if (std::string e = c.queuemem.validate(); !e.empty()) return (err = e), false;
+  if (!check_queuemem(err)) return false;
   // Reframer lets later headers overtake a held one for up to T_buff: QUEUE-MEM must not take
   // that wait for a lost header.
   if (c.mode == Mode::kQueueMem && c.reframe_us > 0 &&

@@ -33,7 +33,10 @@ bool derive_keys(RunConfig& c, std::string& err);
 
 class Loader {
  public:
-  Loader();  // every setting at the table's default
+  // Whose settings: nfpark run's (sim-only settings refused) or the simulator's (the table's
+  // simulator defaults, sim-only settings accepted).
+  enum class For : uint8_t { kRun, kSim };
+  explicit Loader(For who = For::kRun);  // every setting at the table's default
 
   // A TOML file; relative `in`/`out` paths are taken relative to its directory.
   bool load_file(const std::string& path, std::string& err);
@@ -50,6 +53,9 @@ class Loader {
   // registry, queuemem.slices <= queues, what each role needs, an --out that is an input;
   // then keys every tag and token from the run's secret (drawn from the OS unless given).
   bool finish(std::string& err);
+  // The [queuemem] settings together (slices <= queues, ...); finish() runs it, the simulator
+  // too.
+  bool check_queuemem(std::string& err) const;
 
   const RunConfig& config() const { return cfg_; }
   // Where a setting's value came from, to name it in a message: "--slots", "run.toml: [park]
@@ -69,6 +75,7 @@ class Loader {
   bool apply_keys(std::string& err);
 
   RunConfig cfg_;
+  For for_;
   std::string file_, dir_;
   std::map<const Setting*, char> origin_;  // 'f' file, 'c' command line
 };

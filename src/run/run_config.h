@@ -82,6 +82,9 @@ struct RunConfig {
                                            // the OS by Loader::finish (park/secret.h)
   std::shared_ptr<toml::table> nf_config;  // the whole config; the chain reads [nf.NAME]
   std::string source;                      // where this came from (file name or "")
+  struct SimOnly {                         // settings only the simulator reads (sim_only)
+    double queuemem_poll_ns = 1000;        // [queuemem] poll_ns: QueueMemProgram's timer
+  } sim;
 };
 
 // The NF ports of a role-switch run: nf_port split at '+'.

@@ -53,6 +53,10 @@ struct Setting {
   std::string_view metavar;  // flag's value placeholder in --help
   // Stores a decoded value into the config. May refine it (e.g. a path relative to a file).
   void (*apply)(RunConfig&, const Value&) = nullptr;
+  // The simulator's default where it differs ("" = `def`): e.g. QUEUE-MEM's P4 sizes.
+  std::string_view sim_def = {};
+  // A setting of the simulator only (nfpark sim's scenarios): nfpark run refuses it.
+  bool sim_only = false;
 
   std::string name() const { return std::string(section) + "." + std::string(key); }
 };

@@ -71,6 +71,16 @@ std::string settings_markdown() {
   return md;
 }
 
+std::string sim_only_text() {
+  std::string keys;
+  for (const Setting& s : settings())
+    if (s.sim_only) keys += (keys.empty() ? "" : ", ") + file_key(s);
+  return keys.empty()
+             ? ""
+             : "Settings of the simulator only (nfpark sim scenarios; refused here): " + keys +
+                   ".\n";
+}
+
 std::string exit_codes_text() {
   return "Exit codes: 0 complete (every invariant held) · 1 an invariant broke or the run failed "
          "·\n"

@@ -13,6 +13,8 @@ namespace nfpark::run {
 std::string flag_help(const Setting& s);
 // The settings as a Markdown table (docs/run.md, "Settings").
 std::string settings_markdown();
+// The settings only the simulator reads, one line naming them ("" if none; `--help` epilog).
+std::string sim_only_text();
 // The exit codes, one per line (`--help` epilog and docs/run.md).
 std::string exit_codes_text();
 

@@ -6,7 +6,8 @@
 //  of its inputs and seed: no wall clock, no addresses, no globals. Two engines in one process are
 //  independent (tests run them side by side).
 //  The events live in a calendar: a ring of 2^14 buckets of 2^10 ps (1.024 ns) covering the next
-//  16.8 us, each bucket a list kept in (time, sequence) order, with a bitmap of the non-empty
+//  16.8 us, each bucket a list kept in (time, sequence) order (a new event usually goes after
+//  the tail, which the bucket also remembers), with a bitmap of the non-empty
 //  buckets; events further ahead wait in a binary heap. Nearly every event of a packet network is
 //  due within nanoseconds to microseconds, so scheduling one is a short list insert and finding
 //  the next a few bit scans, whatever the number of pending events (a heap pays log2 of it, with
@@ -89,6 +90,7 @@ class Engine {
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
   std::vector<uint32_t> bucket_;                 // head node per bucket
+  std::vector<uint32_t> tail_;                   // last node per bucket
   std::array<uint64_t, kWords> bits_{};          // non-empty buckets
   std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
   std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon

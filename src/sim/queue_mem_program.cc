@@ -14,7 +14,8 @@ park::QueueMemConfig for_switch(park::QueueMemConfig c, const Topology& t) {
 QueueMemProgram::QueueMemProgram(Switch& sw, const Topology& t, const park::QueueMemConfig& c,
                                  Picos poll)
     : sw_(sw), topo_(t), qm_(for_switch(c, t)), hq_(c.queues), poll_every_(poll) {
-  qm_.store().bind(qm_.config().ports, qm_.config().queues);
+  qm_.store().bind(qm_.config().ports, qm_.config().queues,
+                   uint32_t(qm_.config().ports) * qm_.config().slices, qm_.config().batch);
   qm_.store().set_reconstruct(
       [this](const SwitchQueueStore::Leaving& l) { qm_.reconstruct(l, to_out_); });
 }

@@ -1,6 +1,6 @@
 // [park] of a scenario is `nfpark run`'s: decoded by its settings table (run/settings.cc, one
 // declaration per setting) through run::Loader, with the same keys, ranges and messages.
-// ([queuemem] still has its own reader, scenario_queuemem.cc: it adds the sim-only poll_ns.)
+// ([queuemem] too: scenario_queuemem.cc, with the simulator's defaults and its poll_ns.)
 // `slices` is the number of NF servers in the simulator ([nf_server] servers).
 #include "run/load.h"
 #include "sim/scenario_sections.h"

@@ -162,5 +162,31 @@ TEST(Loader, LoadSectionsDecodesOnlyTheNamedSections) {
   EXPECT_NE(err.find("[traffic] is not a section of nfpark run"), std::string::npos) << err;
 }
 
+// A setting of the simulator only (one declaration in the table, marked sim_only): a scenario
+// decodes it like any other; nfpark run refuses it with one line that says whose it is. In the
+// simulator's mode the loader starts from the table's simulator defaults (the P4's QUEUE-MEM).
+TEST(Loader, SimOnlySettingsAndSimulatorDefaults) {
+  std::string err;
+  Loader run;
+  EXPECT_FALSE(load(run, "[queuemem]\npoll_ns = 500\n", err));
+  EXPECT_EQ(err, "t.toml: [queuemem] poll_ns: a setting of the simulator only (nfpark sim)");
+  EXPECT_EQ(run.config().queuemem.queues, 1600u) << "nfpark run's default";
+
+  toml::table root = toml::parse("[queuemem]\npoll_ns = 500\nbatch = 10\n");
+  Loader sim(Loader::For::kSim);
+  ASSERT_TRUE(sim.load_sections(root, "s.toml", {"queuemem"}, err)) << err;
+  EXPECT_EQ(sim.config().sim.queuemem_poll_ns, 500);
+  EXPECT_EQ(sim.config().queuemem.batch, 10u);
+  EXPECT_EQ(sim.config().queuemem.queues, 31u) << "the simulator's default (the P4's)";
+  EXPECT_EQ(sim.config().queuemem.slices, 15u);
+  EXPECT_EQ(sim.config().queuemem.lost_after, 100 * kMicro);
+  EXPECT_EQ(sim.config().queuemem.seal_after, 20 * kMicro);
+
+  root = toml::parse("[queuemem]\npoll_ns = 0\n");
+  Loader bad(Loader::For::kSim);
+  EXPECT_FALSE(bad.load_sections(root, "s.toml", {"queuemem"}, err));
+  EXPECT_EQ(err, "s.toml: [queuemem] poll_ns: expected a number from 1 to 1000000000 (ns), got 0");
+}
+
 }  // namespace
 }  // namespace nfpark::run

@@ -144,8 +144,13 @@ TEST(Scenario, BadInputGetsOneClearError) {
       {"[sweep]\n\"traffic.size\" = 3\n", "[sweep] traffic.size: expected a non-empty array"},
       {"[sweep]\n\"bogus.key\" = [1]\n", "'bogus' is not a section"},
       {"[traffic]\nsource = \"pcap\"\n", "[traffic] pcap: expected the capture"},
-      {"[queuemem]\nbatch = 0\n", "queuemem.batch must be >= 1"},
-      {"[queuemem]\nbatches = 5\n", "batches"},
+      // [queuemem] too, and nfpark run gives these very messages (tests/run/load_test.cc)
+      {"[queuemem]\nbatch = 0\n",
+       "[queuemem] batch: expected an integer from 1 to 65535 (payloads), got 0"},
+      {"[queuemem]\nbatches = 5\n",
+       "[queuemem] unknown key 'batches' (valid keys: queues, slices, batch"},
+      {"[queuemem]\nslices = 40\n", "[queuemem] slices: expected at most queues (31), got 40"},
+      {"[queuemem]\npoll_ns = 0.5\n", "[queuemem] poll_ns: expected a number from 1 to"},
       // [nfslicer] and [nicmem] too
       {"[nicmem]\nx = 5\n", "[nicmem] unknown key 'x' (valid keys: header_segment, pool)"},
       {"[nfslicer]\nttl = 0\n", "[nfslicer] ttl: expected an integer from 1 to 255"},
@@ -158,6 +163,24 @@ TEST(Scenario, BadInputGetsOneClearError) {
     EXPECT_NE(err.find(c.says), std::string::npos) << "got: " << err << "\nwant: " << c.says;
     EXPECT_NE(err.find("/tmp/nfpark_scenario_"), std::string::npos) << "names the file: " << err;
   }
+}
+
+// A config built in code (benches, tests) starts from the same QUEUE-MEM defaults as a scenario:
+// the settings table's simulator defaults.
+TEST(Scenario, QueueMemDefaultsAreTheSettingsTables) {
+  Scenario s;
+  std::string err;
+  ASSERT_TRUE(load("[sim]\nmode = \"queuemem\"\n", s, err)) << err;
+  const park::QueueMemConfig& got = s.runs.at(0).queuemem;
+  const park::QueueMemConfig want = SimRunConfig::sim_queuemem();
+  EXPECT_EQ(got.queues, want.queues);
+  EXPECT_EQ(got.slices, want.slices);
+  EXPECT_EQ(got.batch, want.batch);
+  EXPECT_EQ(got.header_array, want.header_array);
+  EXPECT_EQ(got.min_payload, want.min_payload);
+  EXPECT_EQ(got.lost_after, want.lost_after);
+  EXPECT_EQ(got.seal_after, want.seal_after);
+  EXPECT_EQ(s.runs.at(0).queuemem_poll, SimRunConfig{}.queuemem_poll);
 }
 
 TEST(Scenario, EveryShippedScenarioLoads) {
