@@ -4,14 +4,20 @@
 #  2. the same unit tests built by clang with AddressSanitizer + UBSan
 #  3. the libFuzzer targets (clang, ASan + UBSan), 30 s each with a fixed seed, two at a time
 #     (scripts/fuzz.sh; longer searches: scripts/fuzz.sh --seconds 3600)
-#  4. Python lab tests and end-to-end tests that drive ./nfpark (pytest; includes the short soak)
+#  4. Python lab tests and end-to-end tests that drive ./nfpark (pytest, files in parallel;
+#     includes the short soak)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 start=$(date +%s)
+last=$start
+took() {  # the CI budget (well under 20 min on 2 cores): each stage says what it cost
+  local now; now=$(date +%s); echo "   ($(( now - last )) s)"; last=$now
+}
 
 echo "== unit tests (release)"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
+took
 
 echo "== unit tests (ASan + UBSan, clang)"
 launcher=()
@@ -26,17 +32,22 @@ CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DNFPARK_SANITIZE=ON -DCM
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
+took
 
 echo "== fuzzing (libFuzzer + ASan + UBSan, ${NFPARK_FUZZ_SECONDS:-30} s per target, two at a time)"
-fuzz_start=$(date +%s)
 NFPARK_FUZZ_SEED="${NFPARK_FUZZ_SEED:-1}" scripts/fuzz.sh --seconds "${NFPARK_FUZZ_SECONDS:-30}" --jobs 2
-echo "   fuzzing took $(( $(date +%s) - fuzz_start )) s, build included"
+took
 
 echo "== Python lint and types (ruff, mypy)"
 .venv/bin/ruff check python tests/e2e
 (cd python && ../.venv/bin/mypy nfpark)
+took
 
-echo "== Python lab and end-to-end tests"
-PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q --durations=15 python/tests tests/e2e
+echo "== Python lab and end-to-end tests (pytest-xdist: one test file per worker, $jobs at a time)"
+# Most of an end-to-end test is waiting (DPDK start-up, iperf3, signals, timeouts): files run
+# side by side, each test names its namespaces, sockets and files after its process.
+PYTHONPATH="$(pwd)/python" .venv/bin/python -m pytest -q -n "$jobs" --dist loadfile --durations=15 \
+  python/tests tests/e2e
+took
 
 echo "== all tests passed in $(( $(date +%s) - start )) s"

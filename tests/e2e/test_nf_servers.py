@@ -104,13 +104,19 @@ def memif(sock: Path, role: str, n: int = 0) -> str:
     return f"vdev:net_memif{n},role={role},socket={sock},socket-abstract=no"
 
 
-def wait_for(sock: Path) -> None:
-    for _ in range(200):  # a memif server creates its socket once EAL is up
+def wait_for(sock: Path, server: subprocess.Popen[str]) -> None:
+    """Waits until the memif server `server` has created `sock` (once its EAL is up: seconds on
+    a loaded machine); fails at once, with its stderr, if it ended instead."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         if sock.exists():
             time.sleep(0.2)
             return
+        if server.poll() is not None:
+            pytest.fail(f"the switch ended (exit {server.returncode}) before creating {sock}:\n"
+                        f"{server.communicate()[1][-2000:]}")
         time.sleep(0.05)
-    pytest.fail(f"{sock} did not appear")
+    pytest.fail(f"{sock} did not appear within 30 s")
 
 
 def start_nf(sock: Path, mode: str) -> subprocess.Popen[str]:
@@ -149,7 +155,7 @@ def test_killed_nf_server_is_reclaimed_bypassed_and_taken_back(lab: Lab, tmp_pat
     restarted = None
     try:
         for s in socks:
-            wait_for(s)
+            wait_for(s, sw)
         nfs = [start_nf(s, mode) for s in socks]
         time.sleep(2.5)  # traffic flows to both
         assert sw.poll() is None, sw.communicate()[1][-2000:]
