@@ -83,26 +83,9 @@ void RateLimiter::process_runs(std::span<PacketView> pkts, std::span<Verdict> ve
   std::array<FlowKey, kBurst> keys;  // solo packets' own keys
   std::array<uint64_t, kBurst> hashes;
   std::array<bool, kBurst> keyed;
-  for (size_t r = 0; r < runs.count; ++r) {  // stage 1: keys, hashes, bucket prefetch
-    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
-      keyed[i] = false;
-      if (verdicts[i] != Verdict::kPass) continue;
-      if (!runs.solo[r]) {
-        keyed[i] = true;
-        hashes[i] = runs.hashes[r];
-        if (i == runs.begin(r)) table_.prefetch_buckets(hashes[i]);
-      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
-        keyed[i] = true;
-        hashes[i] = table_.hash(keys[i]);
-        table_.prefetch_buckets(hashes[i]);
-      }
-    }
-  }
-  for (size_t r = 0; r < runs.count; ++r)  // stage 2: the entries, once per run
-    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
-      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table_.prefetch_entry(hashes[i]);
-  for (size_t r = 0; r < runs.count; ++r) {  // stage 3: meter
-    Bucket* bucket = nullptr;                // the run's bucket, once a packet found or made it
+  hash_and_prefetch_runs(pkts, verdicts, runs, table_, keys, hashes, keyed);  // stages 1, 2
+  for (size_t r = 0; r < runs.count; ++r) {                                   // stage 3: meter
+    Bucket* bucket = nullptr;  // the run's bucket, once a packet found or made it
     for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
       if (verdicts[i] != Verdict::kPass) continue;
       const uint32_t len = pkts[i].wire_len;

@@ -96,4 +96,33 @@ struct FlowRuns {
   }
 };
 
+// The first two stages of a run-aware lookup into a flow table (counter, rate limiter): each
+// live packet's hash — a shared run's from `runs`, a solo packet's from its own key (in `keys`) —
+// with its buckets prefetched, then the entries prefetched, once per run. keyed[i]: packet i is
+// live and has a flow key.
+template <class Table>
+void hash_and_prefetch_runs(std::span<PacketView> pkts, std::span<const Verdict> verdicts,
+                            const FlowRuns& runs, const Table& table,
+                            std::array<FlowKey, kBurst>& keys, std::array<uint64_t, kBurst>& hashes,
+                            std::array<bool, kBurst>& keyed) {
+  for (size_t r = 0; r < runs.count; ++r) {
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      keyed[i] = false;
+      if (verdicts[i] != Verdict::kPass) continue;
+      if (!runs.solo[r]) {
+        keyed[i] = true;
+        hashes[i] = runs.hashes[r];
+        if (i == runs.begin(r)) table.prefetch_buckets(hashes[i]);
+      } else if (extract_flow_key(pkts[i].data, pkts[i].layout, keys[i])) {
+        keyed[i] = true;
+        hashes[i] = table.hash(keys[i]);
+        table.prefetch_buckets(hashes[i]);
+      }
+    }
+  }
+  for (size_t r = 0; r < runs.count; ++r)
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i)
+      if (keyed[i] && (runs.solo[r] || i == runs.begin(r))) table.prefetch_entry(hashes[i]);
+}
+
 }  // namespace nfpark::nf

@@ -249,18 +249,7 @@ class QueueMem {
   // The engine knows that nothing is on its way to or from the NF and the NF holds nothing:
   // every header not back is lost. Releases every batch (recovering those missing a header).
   void nf_idle(Emitter<Handle>& to_out) {
-    for (uint32_t s = 0; s < st_.slices(); ++s) {
-      if (st_.seal_tail(s)) ++ctr_.batches_sealed;
-      while (st_.head(s) != Store::kNone) {
-        if (Store::complete(st_.batch(st_.head(s)))) {
-          release_ready(s, to_out);
-          continue;
-        }
-        ++ctr_.recoveries;
-        ++ctr_.recoveries_idle;
-        release_head(s, Release::kLost, to_out);
-      }
-    }
+    for (uint32_t s = 0; s < st_.slices(); ++s) release_slice(s, ctr_.recoveries_idle, to_out);
   }
 
   // Port `port`'s NF server went down (port_per_server): every batch of its slices is released
@@ -269,18 +258,8 @@ class QueueMem {
   void release_port(uint8_t port, Emitter<Handle>& to_out) {
     if (port >= cfg_.ports) return;
     const uint32_t per = st_.slices_per_port();
-    for (uint32_t s = uint32_t(port) * per; s < uint32_t(port + 1) * per; ++s) {
-      if (st_.seal_tail(s)) ++ctr_.batches_sealed;
-      while (st_.head(s) != Store::kNone) {
-        if (Store::complete(st_.batch(st_.head(s)))) {
-          release_ready(s, to_out);
-          continue;
-        }
-        ++ctr_.recoveries;
-        ++ctr_.recoveries_down;
-        release_head(s, Release::kLost, to_out);
-      }
-    }
+    for (uint32_t s = uint32_t(port) * per; s < uint32_t(port + 1) * per; ++s)
+      release_slice(s, ctr_.recoveries_down, to_out);
   }
 
   // End of run: releases every batch (as a recovery would) and frees the packets whose header
@@ -422,6 +401,20 @@ class QueueMem {
     while (st_.head(s) != Store::kNone && Store::complete(st_.batch(st_.head(s)))) {
       ++ctr_.batches_complete;
       release_head(s, Release::kComplete, to_out);
+    }
+  }
+  // Seals slice s's open batch and releases all its batches: complete ones as ready, the others
+  // as recoveries (counted in ctr_.recoveries and in `why`: idle NF, server down).
+  void release_slice(uint32_t s, uint64_t& why, Emitter<Handle>& to_out) {
+    if (st_.seal_tail(s)) ++ctr_.batches_sealed;
+    while (st_.head(s) != Store::kNone) {
+      if (Store::complete(st_.batch(st_.head(s)))) {
+        release_ready(s, to_out);
+        continue;
+      }
+      ++ctr_.recoveries;
+      ++why;
+      release_head(s, Release::kLost, to_out);
     }
   }
   // Resumes slice s's head batch: its packets leave in FIFO order (P4 PacketReconstruct), each
