@@ -27,6 +27,10 @@ template <class T>
 class HugeArray {
   static_assert(std::is_trivially_copyable_v<T>);
   static constexpr size_t kHuge = size_t(2) << 20;
+
+ public:
+  // On the heap under AddressSanitizer (GCC defines __SANITIZE_ADDRESS__, clang 14 only
+  // answers __has_feature), so ASan checks every access; in mapped memory otherwise.
 #if defined(__SANITIZE_ADDRESS__)
   static constexpr bool kHeap = true;
 #elif defined(__has_feature)
@@ -39,7 +43,6 @@ class HugeArray {
   static constexpr bool kHeap = false;
 #endif
 
- public:
   HugeArray() = default;
   HugeArray(const HugeArray&) = delete;
   HugeArray& operator=(const HugeArray&) = delete;
