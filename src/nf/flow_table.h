@@ -133,7 +133,7 @@ class FlowTable {
         expire(s);
         return kNone;
       }
-      if (touch) e.last_seen = now;
+      if (touch && now > e.last_seen) e.last_seen = now;  // a held packet may be older
       return s;
     }
     return kNone;
