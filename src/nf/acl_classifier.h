@@ -15,10 +15,12 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
 #include "core/flow_key.h"
+#include "nf/acl_leaf4.h"
 #include "nf/acl_rule.h"
 
 namespace nfpark::nf {
@@ -45,6 +47,7 @@ class AclClassifier {
     return classify(k.ip_version == 6 ? 1 : 0, x);
   }
   uint32_t classify(int family_tree, const Point& x) const {
+    if (family_tree == 0) return classify4(x);
     uint32_t best = kNoMatch;
     for (const Tree& t : trees_[size_t(family_tree)]) {
       if (t.min_rule >= best) break;  // trees are in min_rule order
@@ -63,7 +66,7 @@ class AclClassifier {
     Point lo, hi;
   };
   struct Node {
-    uint64_t value;  // internal: go to child a + 1 when x[dim] >= value
+    uint64_t value;  // internal: go to child a + 1 when x[dim] >= value; IPv4 leaf: first block
     uint32_t a;      // internal: left child; leaf: first entry in leaf_rules_
     uint32_t meta;   // internal: dimension; leaf: kLeaf | rule count
   };
@@ -78,12 +81,16 @@ class AclClassifier {
   bool cut_empty_space(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
                        uint32_t depth);
   uint32_t lookup(const Tree& t, const Point& x) const;
+  uint32_t classify4(const Point& x) const;
   uint32_t scan_leaf(const Node& leaf, const Point& x) const;
   static Box rule_box(const AclRule& r);
 
   Options opt_;
   std::vector<Box> boxes_;
   std::vector<uint32_t> leaf_rules_;
+  std::vector<AclLeaf4> leaf4_;  // IPv4 leaves' rules as 8-lane blocks (acl_leaf4.h)
+  bool building_v4_ = false;
+  std::map<std::vector<uint32_t>, std::pair<uint32_t, uint64_t>> leaf_index_;  // build only
   std::array<std::vector<Tree>, 2> trees_;  // [0] IPv4, [1] IPv6; per rule group
   Stats stats_;
 };
