@@ -31,7 +31,7 @@ class AclClassifier {
   static constexpr int kDims = 7;
   using Point = std::array<uint64_t, kDims>;
   struct Options {
-    uint32_t leaf_size = 8;   // rules per leaf before splitting
+    uint32_t leaf_size = 16;  // rules per leaf before splitting (one AclLeaf4 block)
     uint32_t max_depth = 48;  // a node this deep becomes a leaf
   };
   struct Stats {

@@ -1,7 +1,7 @@
 // Element:  Firewall — 5-tuple ACL, first match wins; deny drops, allow passes.
 // Ports:    in[0] headers -> out[0] allowed                diagram:  in0 --> [Firewall] --> out0
 // Config:   rules_file (default "": generate rules) · generated_rules (default 10000) ·
-//           seed (default 1) · default_action allow|deny (default allow) · leaf_size (default 8)
+//           seed (default 1) · default_action allow|deny (default allow) · leaf_size (default 16)
 // Time:     none.                           State: AclClassifier built once from the rules.
 // Counters: rx, allowed, drop.denied, default_action (packets that matched no rule),
 //           no_l3 (non-IP/malformed: given the default action), rules
@@ -33,7 +33,7 @@ struct FirewallConfig {
   uint32_t generated_rules = 10000;
   uint64_t seed = 1;
   AclAction default_action = AclAction::kAllow;
-  uint32_t leaf_size = 8;
+  uint32_t leaf_size = 16;
 
   static bool parse(const toml::table& t, FirewallConfig& out, std::string& error);
 };
@@ -42,7 +42,7 @@ class Firewall final : public Nf {
  public:
   static std::unique_ptr<Firewall> create(const FirewallConfig& cfg, std::string& error);
   // With explicit rules (tests, benches).
-  Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size = 8);
+  Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size = 16);
   std::string_view name() const override { return "firewall"; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,

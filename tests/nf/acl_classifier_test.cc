@@ -128,14 +128,14 @@ TEST(AclClassifier, MatchesLinearScanOnAimedKeysAtPeerBenchSizes) {
   }
 }
 
-// The 8-lane block's vector compare and its scalar fallback agree, lane by lane, on random ranges
-// (edges included: keys equal to lo or hi, full and empty ranges).
+// The 16-lane block's vector compares (AVX-512 and AVX2 as built) and its scalar fallback agree,
+// lane by lane, on random ranges (edges included: keys equal to lo or hi, full and empty ranges).
 TEST(AclLeaf4, VectorMatchEqualsScalar) {
   Rng g{99};
   for (int it = 0; it < 20000; ++it) {
     AclLeaf4 b;
     b.clear();
-    const int used = int(g.next() % 9);
+    const int used = int(g.next() % (AclLeaf4::kLanes + 1));
     uint32_t x[AclLeaf4::kFields];
     for (int f = 0; f < AclLeaf4::kFields; ++f)
       x[f] = uint32_t(g.next() % 4 ? g.next() % 16 : g.next());
@@ -150,6 +150,9 @@ TEST(AclLeaf4, VectorMatchEqualsScalar) {
     }
     const uint32_t m = b.match_scalar(x);
     ASSERT_EQ(m, b.match(x)) << it;
+#if defined(__AVX2__)
+    ASSERT_EQ(m, b.match_avx2(x)) << it;
+#endif
     ASSERT_EQ(m >> used, 0u) << "an unused lane matched";
     for (int j = 0; j < used; ++j) {
       bool in = true;
