@@ -9,8 +9,11 @@
 // minimise the larger child's rule count (ties: fewer copies), rules that straddle the threshold
 // going to both children. Rules are kept in priority order, and a rule that covers the node's
 // whole region ends the list (the ones after it can never be the first match there). A node with
-// ≤ leaf_size rules, or where no split makes progress, becomes a leaf scanned linearly in
-// priority order. Lookup: ~log2(rules/leaf_size) node hops (16-byte nodes) + a short scan.
+// ≤ leaf_size rules (default 16), or where no split makes progress, becomes a leaf. An IPv4
+// leaf's rules are also laid out as 16-lane AclLeaf4 blocks (acl_leaf4.h): the key is compared
+// with all of them at once (AVX-512/AVX2) and the lowest matching lane is the first match; IPv6
+// leaves are scanned rule by rule in priority order. Leaves with the same rule list share one
+// copy. Lookup: ~log2(rules/leaf_size) node hops (16-byte nodes) + one block compare (IPv4).
 // The tree is immutable after build(); rebuild to change rules.
 #pragma once
 #include <array>
