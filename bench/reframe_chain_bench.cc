@@ -2,22 +2,27 @@
 // with and without Reframer (reframe::FlowReorder) in front of it, in one run (issue 7; DESIGN.md
 // §4's third ratio; the paper: +60% in-chain, output SLF 1.2 -> 1.9/2.9/3.3 at 16/64/128 us).
 //
-//   reframe_chain_bench          default (population 1M flows, 640k timed packets, 3 reps)
-//   reframe_chain_bench --quick  < 10 s (population 100k flows, 128k timed packets, 2 reps)
+//   reframe_chain_bench          default (population 1M flows, 1.2M timed packets, 3 reps)
+//   reframe_chain_bench --quick  (population 307k flows, 600k timed packets, 2 reps; ~30 s)
 //
-// Traffic (src/trace generator, `dc` sizes, UDP/TCP, one seed so flow f has one 5-tuple):
-//   - warm-up: every flow of the population once (random order). Each fresh chain and Reframer
-//     sees it untimed first, so their tables hold the whole population (state far beyond L2).
-//   - local: F flows (40k; quick 8k) of that population, 16 packets each, 256 live at a time
-//   (--active 256):
-//     interleaved (SLF ~ 1) but temporally local, like the paper's campus trace.
-//   - cannot-help: the same packets, flows round-robin (each flow's packets F packets apart, far
-//     more than any T_buff): Reframer holds packets and gains nothing.
-// Replay: timestamps are recomputed from the frame sizes at a set line rate (100 Gb/s, the
-// paper's, and 10 Gb/s), and Reframer runs in that virtual time (bursts of 32, now = arrival of a
-// burst's last packet), so T_buff means what it means on a wire whatever this machine's speed.
-// A flow's packets are ~256 packets apart: 18 us at 100 Gb/s, 185 us at 10 Gb/s, hence
-// the expected batches ~1 + T_buff/18us at 100G and ~1 at 10G for T_buff < 185 us.
+// Traffic (src/trace generator as a library, `dc` sizes, UDP/TCP, one seed so flow f has one
+// 5-tuple), shaped like the paper's campus trace (Reframer, NSDI'22 §5.1: input SLF ~1.2, many
+// concurrent flows, most packets in a few heavy flows):
+//   - warm-up: every flow of the population once. Each fresh chain and Reframer sees it untimed
+//     first, so NAT, counter and Reframer tables hold the whole population (state > the LLC).
+//   - paper-like: mice = 4 time-shifted copies (the paper's way of raising load; each copy its
+//     own flow ids) of 25k live paced flows out of 75k/250k per copy, pareto:1.2 sizes, trains
+//     of mean 1.2 (100k live mice); merged by time with 128 live heavy flows (out of 4096,
+//     pareto:1.2 sizes, paced packet by packet) carrying 70% of the rate. Input SLF 1.1-1.2.
+//     Every flow of the trace stays active for its whole duration (tens of ms; any flow timeout
+//     is longer), so the distinct flows printed are the active flows.
+//   - cannot-help: 100k live flows paced evenly, one packet per train: a flow's next packet is
+//     ~100k packets (ms) later, far beyond any T_buff: Reframer holds packets and gains nothing.
+//   RCB_* environment variables override the trace's knobs (see main()) for exploration.
+// Replay: timestamps are recomputed from the frame sizes at 100 Gb/s (the paper's rate), and
+// Reframer runs in that virtual time (bursts of 32, now = arrival of a burst's last packet), so
+// T_buff means what it means on a wire whatever this machine's speed. A heavy flow's packets are
+// ~128 / 0.7 ~ 180 packets (~13 us) apart, a mouse's ~100k.
 // Measured in thread CPU time. Per stream and rep: fresh instances of the baseline chain, of one
 // chain per T_buff and of one Reframer per T_buff (each first sees the population, untimed);
 // then the stream is cut into 20 chunks and run interleaved: baseline chunk i, then for each
@@ -29,7 +34,9 @@
 //             gets its own copy of the header bytes (NFs rewrite them);
 //   reframer: Reframer's own cost on the arrival order: classify() (parse + flow hash) + push +
 //             poll + flush (its output order is computed once beforehand; it is deterministic);
-//   ratio:    throughput with Reframer incl. its cost vs without = chain_orig/(chain_ref + ref).
+//   box:      Reframer on its own lcore in front of the NF lcore: a pipeline, the slower stage
+//             bounds the rate: chain_orig / max(chain_ref, ref);
+//   in-chain: Reframer and the chain on one lcore: chain_orig / (chain_ref + ref).
 // SLF: packets / maximal same-flow runs, on the input and on Reframer's output.
 #include <toml++/toml.h>
 
@@ -381,12 +388,13 @@ int main(int argc, char** argv) {
   const uint32_t copies = uint32_t(knob("RCB_COPIES", 4));
   const uint64_t active = uint64_t(knob("RCB_ACTIVE", 25'000));  // mice live per copy
   const uint64_t flows = uint64_t(knob("RCB_FLOWS", quick ? 75'000 : 250'000));  // mice per copy
-  const uint64_t packets = uint64_t(knob("RCB_PACKETS", quick ? 400'000 : 1'200'000));  // total
-  const double share = knob("RCB_SHARE", 0.6);  // heavy flows' share of the packets
-  const uint64_t e_active = uint64_t(knob("RCB_E_ACTIVE", 256));
+  const uint64_t packets = uint64_t(knob("RCB_PACKETS", quick ? 600'000 : 1'200'000));  // total
+  const double share = knob("RCB_SHARE", 0.7);  // heavy flows' share of the packets
+  const uint64_t e_active = uint64_t(knob("RCB_E_ACTIVE", 128));
   const uint64_t e_flows = uint64_t(knob("RCB_E_FLOWS", 4096));
   const double alpha = knob("RCB_ALPHA", 1.2);
   const double train = knob("RCB_TRAIN", 1.2);
+  const double e_train = knob("RCB_E_TRAIN", 1.0);
   const uint32_t e_copy = uint32_t((flows * copies + e_flows - 1) / e_flows);  // ids after mice
   const int reps = quick ? 2 : 3;
   const uint64_t population = std::max<uint64_t>(
@@ -419,6 +427,7 @@ int main(int argc, char** argv) {
   gm.packets = uint64_t(double(packets) * (1 - share)) / copies;
   gm.rate_gbps = 100 * (1 - share) / copies;
   ge.flows = e_flows;
+  ge.train = e_train;
   ge.active = e_active;
   ge.packets = uint64_t(double(packets) * share);
   ge.rate_gbps = 100 * share;
