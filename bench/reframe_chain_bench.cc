@@ -390,11 +390,12 @@ int main(int argc, char** argv) {
   const uint64_t flows = uint64_t(knob("RCB_FLOWS", quick ? 75'000 : 250'000));  // mice per copy
   const uint64_t packets = uint64_t(knob("RCB_PACKETS", quick ? 600'000 : 1'200'000));  // total
   const double share = knob("RCB_SHARE", 0.7);  // heavy flows' share of the packets
-  const uint64_t e_active = uint64_t(knob("RCB_E_ACTIVE", 128));
+  const uint64_t e_active = uint64_t(knob("RCB_E_ACTIVE", 96));
   const uint64_t e_flows = uint64_t(knob("RCB_E_FLOWS", 4096));
   const double alpha = knob("RCB_ALPHA", 1.2);
   const double train = knob("RCB_TRAIN", 1.2);
-  const double e_train = knob("RCB_E_TRAIN", 1.0);
+  const double e_train = knob("RCB_E_TRAIN", 1.2);
+  const double e_alpha = knob("RCB_E_ALPHA", 0);
   const uint32_t e_copy = uint32_t((flows * copies + e_flows - 1) / e_flows);  // ids after mice
   const int reps = quick ? 2 : 3;
   const uint64_t population = std::max<uint64_t>(
@@ -428,6 +429,10 @@ int main(int argc, char** argv) {
   gm.rate_gbps = 100 * (1 - share) / copies;
   ge.flows = e_flows;
   ge.train = e_train;
+  if (e_alpha == 0)
+    ge.flow_sizes = {};  // even: every heavy flow about as fast
+  else
+    ge.flow_sizes.param = e_alpha;
   ge.active = e_active;
   ge.packets = uint64_t(double(packets) * share);
   ge.rate_gbps = 100 * share;
