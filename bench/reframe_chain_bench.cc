@@ -42,7 +42,9 @@
 // SLF: packets / maximal same-flow runs, on the input and on Reframer's output.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
