@@ -5,7 +5,9 @@
 #include <rte_lcore.h>
 
 #include <atomic>
+#include <csignal>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/shard.h"
@@ -17,8 +19,10 @@
 #include "dp/port.h"
 #include "dp/run_report.h"
 #include "dp/runner.h"
+#include "dp/steer.h"
 #include "dp/switch_loop.h"
 #include "dp/switch_mode.h"
+#include "dp/telemetry.h"
 #include "dp/traffic_ports.h"
 #include "nf/registry.h"
 #include "run/nf_assembly.h"
@@ -35,7 +39,8 @@ struct SwitchWorker {
   std::unique_ptr<SwitchMode> mode;
   std::vector<std::unique_ptr<NfServer>> server;  // one (SwitchLoop's NF server 0)
   std::vector<NfServer*> inline_servers;          // it, when it runs here (not role switch)
-  TrafficPorts traffic;                           // queue q of the traffic port
+  TrafficPorts traffic;                           // queue q of the traffic port(s)
+  std::unique_ptr<Steer> steer;                   // live ports: its share of what they bring
   std::vector<Port> sw_nf{1}, nf_side;            // queue q of the NF link
   NfThread nft;
   std::unique_ptr<SwitchLoop> loop;
@@ -74,7 +79,8 @@ RunResult worker_part(SwitchWorker& w, bool external_nf, uint64_t abandoned) {
   p.packets_from_nf = link.rx_packets;
   p.bytes_from_nf = link.rx_bytes;
   const uint64_t link_too_long = link.too_long + (external_nf ? 0 : w.nf_side[0].too_long);
-  const uint64_t too_long = link_too_long + w.traffic[0].too_long;
+  uint64_t too_long = link_too_long;
+  for (int t = 0; t < w.traffic.size(); ++t) too_long += w.traffic[t].too_long;
   p.servers.resize(1);
   report_servers(w.server, external_nf, p);
   report_mode(*w.mode, w.inline_servers, external_nf, p);
@@ -94,8 +100,17 @@ RunResult worker_part(SwitchWorker& w, bool external_nf, uint64_t abandoned) {
   if (abandoned) p.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) p.drops.values["frame_too_long"] = too_long;
   const std::string k = "worker" + std::to_string(w.cfg.worker) + ".";
-  p.ports.values[k + "rx_packets"] = w.traffic[0].rx_packets;
-  p.ports.values[k + "tx_packets"] = w.traffic[0].tx_packets;
+  uint64_t rx = 0, tx = 0;
+  for (int t = 0; t < w.traffic.size(); ++t) {
+    rx += w.traffic[t].rx_packets, tx += w.traffic[t].tx_packets;
+    if (w.traffic.live()) {  // live: the run's in and out are the ports' (replay: the wire's)
+      p.packets_in += w.traffic[t].rx_packets, p.bytes_in += w.traffic[t].rx_bytes;
+      p.packets_out += w.traffic[t].tx_packets, p.bytes_out += w.traffic[t].tx_bytes;
+    }
+  }
+  p.ports.values[k + "rx_packets"] = rx;
+  p.ports.values[k + "tx_packets"] = tx;
+  if (w.steer) p.ports.values[k + "steered"] = w.steer->steered;
   p.ports.values[k + "to_nf"] = p.packets_to_nf;
   p.ports.values[k + "from_nf"] = p.packets_from_nf;
   p.ports.values[k + "switch_drops"] = p.switch_drops;
@@ -113,26 +128,44 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
   res.ran = true;
   const uint16_t n = uint16_t(cfg.workers);
   const bool external_nf = cfg.role == Role::kSwitch;
+  const bool live = !cfg.traffic_ports.empty();
   TrafficPorts traffic;
   std::vector<rte_ring*> wire_in, wire_out;
+  SteerRings rings;
   Port sw_nf, nf_side;
-  bool ok = traffic.open_replay(pools.pkts, kRing, n, wire_in, wire_out, err);
+  bool ok;
+  if (live) {
+    const BufferSplit bs{pools.hdrs, pools.nic, uint16_t(cfg.header_segment)};
+    const bool nicsplit = cfg.mode == Mode::kNicmem || cfg.mode == Mode::kSplit;
+    ok = traffic.open_live(cfg.traffic_ports[0], cfg.traffic_ports[1], pools.nic,
+                           nicsplit ? &bs : nullptr, err, n) &&
+         rings.create(n, 2, err);
+  } else {
+    ok = traffic.open_replay(pools.pkts, kRing, n, wire_in, wire_out, err);
+  }
   ok = ok && (external_nf ? Port::open(cfg.nf_port, pools.pkts, sw_nf, err, nullptr, n)
                           : Port::ring_pair("nflink", pools.pkts, sw_nf, nf_side, err, kRing, n));
   if (!ok) return 2;
   const run::Budget one = run::plan_memory(run::worker_config(cfg, 0), 0);
-  const run::NfServerSpec spec = run::nf_server_spec(cfg, one, true, err);
+  const run::NfServerSpec spec = run::nf_server_spec(cfg, one, !live, err);
   if (!err.empty()) return 2;
-  Feeder feeder(reader, pools.pkts, pools.nic, wire_in[0], cfg.pace, cfg.pad);
-  feeder.shard_over(make_shard(cfg), wire_in);
-  Writer out(writer, wire_out[0]);
-  out.drain_all(wire_out);
+  const Shard shard = make_shard(cfg);
+  Feeder feeder(reader, pools.pkts, pools.nic, live ? nullptr : wire_in[0], cfg.pace, cfg.pad);
+  Writer out(live ? nullptr : writer, live ? nullptr : wire_out[0]);
+  if (!live) {
+    feeder.shard_over(shard, wire_in);
+    out.drain_all(wire_out);
+  }
   std::atomic<bool> input_done{false};
+  // Live: the workers stop when this is set (a signal, or --idle-exit decided here, where every
+  // worker's intake is seen); replay: on the signal itself.
+  std::atomic<int> halt{0};
   std::vector<std::unique_ptr<SwitchWorker>> ws;
   for (uint16_t q = 0; q < n; ++q) {
     auto w = std::make_unique<SwitchWorker>();
     w->cfg = run::worker_config(cfg, q);
     w->cfg.nf_lcore = false;  // the NF server runs inline on the worker's lcore
+    if (live) w->cfg.idle_exit_s = 0;
     w->mode = make_switch_mode(w->cfg, pools.nic, err);
     auto step = run::build_nf_step<MbufOps>(w->cfg, spec, err);
     if (!w->mode || !step) return 2;
@@ -141,6 +174,10 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     w->server.push_back(
         std::make_unique<NfServer>(std::move(step), faults, spec.shape, pools.pkts));
     w->traffic = traffic.queue(q);
+    if (live) {
+      w->steer = std::make_unique<Steer>(shard, rings, q);
+      w->traffic.steer_by(w->steer.get());
+    }
     w->sw_nf[0] = sw_nf.queue(q);
     if (!external_nf) {
       w->nf_side.push_back(nf_side.queue(q));
@@ -148,7 +185,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     }
     w->loop =
         std::make_unique<SwitchLoop>(w->cfg, *w->mode, w->inline_servers, w->traffic, w->sw_nf,
-                                     w->nf_side, feeder, out, w->nft, g_stop_signal);
+                                     w->nf_side, feeder, out, w->nft, live ? halt : g_stop_signal);
     w->loop->wire_elsewhere(&input_done);
     ws.push_back(std::move(w));
   }
@@ -164,31 +201,66 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     rte_eal_remote_launch(switch_worker_main, w.get(), lcore);
     lcore = rte_get_next_lcore(lcore, 1, 0);
   }
-  // The wire: feed and drain until every worker has ended.
+  // The wire (replay: feed and drain), or the live run's watch (signal, --idle-exit, live
+  // stats), until every worker has ended.
   SteadyClock clock;
   const Nanos start = clock.now();
+  std::optional<LiveStats> stats;
+  if (live) stats.emplace(external_nf ? "switch" : "all", cfg.quiet, start);
   feeder.start(start);
-  bool stopping = false;
+  bool stopping = false, idle_exit = false;
+  uint64_t seen = 0;
+  Nanos last_seen = start;
   for (;;) {
     const Nanos now = clock.now();
     stopping = stopping || g_stop_signal.load() != 0 || now - start > Nanos(cfg.timeout_s * 1e9);
-    uint32_t work = stopping ? 0 : feeder.retry() + feeder.feed(now);
-    work += out.drain();
-    if (feeder.done() || stopping) input_done.store(true, std::memory_order_release);
+    uint32_t work = 0;
+    if (live) {
+      uint64_t read = 0;
+      for (auto& w : ws) read += w->steer->read.load(std::memory_order_relaxed);
+      if (read != seen) seen = read, last_seen = now;
+      if (!idle_exit && cfg.idle_exit_s > 0 && seen > 0 &&
+          now - last_seen > Nanos(cfg.idle_exit_s * 1e9)) {
+        idle_exit = true;
+        halt.store(SIGTERM);
+      }
+      if (g_stop_signal.load() && !halt.load()) halt.store(g_stop_signal.load());
+      if (stats->due(now)) {
+        LiveSample s;
+        s.in_packets = seen;
+        for (auto& w : ws)
+          s.extra.emplace_back("worker" + std::to_string(w->cfg.worker) + ".packets_read",
+                               w->steer->read.load(std::memory_order_relaxed));
+        stats->publish(now, std::move(s));
+      }
+    } else {
+      work = stopping ? 0 : feeder.retry() + feeder.feed(now);
+      work += out.drain();
+      if (feeder.done() || stopping) input_done.store(true, std::memory_order_release);
+    }
     bool all = true;
     for (auto& w : ws) all = all && w->done.load(std::memory_order_acquire);
     if (all) break;
-    if (!work) rte_delay_us_sleep(20);
+    if (!work) rte_delay_us_sleep(live ? 1000 : 20);
   }
   rte_eal_mp_wait_lcore();
   res.end = run::End::kInputDone;
   for (auto& w : ws)
     if (w->end != run::End::kInputDone) res.end = w->end;
+  if (idle_exit) res.end = run::End::kIdleExit;
   res.signal = g_stop_signal;
   res.seconds = double(clock.now() - start) / 1e9;
   // Settle, worker by worker (on this lcore: the workers have stopped), then the wire.
   std::vector<uint64_t> abandoned(n, 0);
   for (uint16_t q = 0; q < n; ++q) abandoned[q] = ws[q]->loop->finish(nullptr);
+  // Live: what was read but never reached its worker (on a steering ring, or staged for one)
+  // counts as received there, and abandoned.
+  for (uint16_t q = 0; q < n && live; ++q)
+    ws[q]->steer->take_rest([&](int t, rte_mbuf* const* b, uint16_t k) {
+      ws[q]->traffic[t].count_rx(b, k);
+      for (uint16_t i = 0; i < k; ++i) rte_pktmbuf_free(b[i]);
+      abandoned[q] += k;
+    });
   uint64_t wire_abandoned = 0;
   for (rte_ring* r : wire_in) {
     rte_mbuf* b[kBurst];
@@ -198,20 +270,22 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
       wire_abandoned += k;
     }
   }
-  out.drain();
+  if (!live) out.drain();
   int rc = 0;
   if (!feeder.error.empty()) {
     err = feeder.error;
     rc = 2;
   }
-  res.packets_in = feeder.packets;
-  res.bytes_in = feeder.bytes;
-  res.packets_out = out.packets;
-  res.bytes_out = out.bytes;
+  if (!live) {
+    res.packets_in = feeder.packets;
+    res.bytes_in = feeder.bytes;
+    res.packets_out = out.packets;
+    res.bytes_out = out.bytes;
+  }
   for (uint16_t q = 0; q < n; ++q) {
     SwitchWorker& w = *ws[q];
     run::add_part(res, worker_part(w, external_nf, abandoned[q]));
-    add_counts(traffic[0], w.traffic[0]);
+    for (int t = 0; t < traffic.size(); ++t) add_counts(traffic[t], w.traffic[t]);
     add_counts(sw_nf, w.sw_nf[0]);
     if (!external_nf) add_counts(nf_side, w.nf_side[0]);
   }
