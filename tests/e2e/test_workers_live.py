@@ -189,3 +189,43 @@ def test_live_nat_both_directions_with_two_workers(net: None, tmp_path: Path, mo
     assert res["nf"].get("nat.drop.no_mapping", 0) == 0, res["nf"]
     carried = workers_carried(res, 2)
     assert min(carried) > 0, carried  # 5 connections (control + 4 streams) over two workers
+
+
+def test_testbed_with_two_workers_and_two_nf_servers() -> None:
+    """`nfpark testbed up --nf-link memif --nf-servers 2` with `--workers 2` on the switch and on
+    each NF server: kernel TCP (4 streams) and a large ping cross it in payloadpark mode, both
+    switch workers and both servers carry traffic, everything balances with pools full."""
+    from nfpark.testbed import net as tbnet
+
+    tid = f"w{os.getpid() % 100000}"
+    try:
+        tb = tbnet.up(tid, "payloadpark", nf_servers=2, nf_link="memif",
+                      switch_args=("--workers", "2"), nf_args=("--workers", "2"))
+        server = subprocess.Popen(["ip", "netns", "exec", tb.ns("server"), "iperf3", "-s", "-1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.3)
+            c = ns(tb.ns("client"), "iperf3", "-c", tbnet.SERVER_IP, "-t", "2", "-P", "4",
+                   "--json", check=False)
+            server.wait(timeout=20)
+        finally:
+            if server.poll() is None:
+                server.kill()
+        assert c.returncode == 0, c.stdout[-800:] + c.stderr[-400:]
+        assert json.loads(c.stdout)["end"]["sum_received"]["bytes"] > 1_000_000
+        p = ns(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", tbnet.SERVER_IP,
+               check=False)
+        assert " 0% packet loss" in p.stdout, p.stdout
+        res = tbnet.down(tid)
+    finally:
+        tbnet.down(tid)
+    sw = res.get("switch")
+    assert sw and sw["balanced"] is True and sw["pools_full"] is True, res
+    assert int(sw["split"]) > 0, sw  # type: ignore[call-overload]
+    assert min(workers_carried(sw, 2)) > 0
+    servers = sw["servers"]
+    assert isinstance(servers, list) and len(servers) == 2, sw
+    assert all(s["packets_to"] > 0 for s in servers), servers
+    for k in (1, 2):
+        nf = res.get(f"nf{k}")
+        assert nf and nf["pools_full"] is True, res
