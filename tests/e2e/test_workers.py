@@ -253,3 +253,16 @@ def test_switch_with_two_workers_and_two_nf_server_processes(lab: Lab, trace: Pa
         assert nf["pools_full"] is True, nf
         assert nf["packets_in"] == res["servers"][k]["packets_to"] > 300, (k, nf, res["servers"])
         assert min(nf["ports"][f"worker{q}.packets_in"] for q in range(2)) > 0, nf["ports"]
+
+
+def test_workers_refuse_what_they_cannot_run_with_one_clear_error(trace: Path,
+                                                                   tmp_path: Path) -> None:
+    """A live port that offers fewer queues than workers, and an af_packet NF link with workers
+    (its frames would come back on the kernel's fanout queue, not the worker that parked them)."""
+    pcap = f"vdev:net_pcap0,rx_pcap={trace},tx_pcap={tmp_path / 'a.pcap'}"
+    pcap1 = f"vdev:net_pcap1,rx_pcap={trace},tx_pcap={tmp_path / 'b.pcap'}"
+    p = cli.nfpark("run", "--traffic", f"{pcap}+{pcap1}", "--workers", "2", "--timeout", "5")
+    cli.one_line_error(p, "2 queues", "--workers")
+    p = cli.nfpark("run", "--role", "switch", "--in", trace, "--out", tmp_path / "o.pcap",
+                   "--workers", "2", "--nf-port", "vdev:net_af_packet0,iface=lo")
+    cli.one_line_error(p, "--workers 2", "af_packet NF link", "memif")
