@@ -237,7 +237,7 @@ uint32_t SwitchLoop::to_nf() {
     rte_mbuf** b = in_[t];
     uint16_t n = refused_[t];  // what the mode refused last time goes first
     if (!n) {
-      n = traffic_[t].rx(b, kBurst);
+      n = traffic_.rx(t, b, kBurst);
       if (!n) continue;
       traffic_[t].count_rx(b, n);
       traffic_.learn(t, b, n);

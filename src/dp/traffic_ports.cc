@@ -17,10 +17,18 @@ bool TrafficPorts::open_replay(rte_mempool* pool, uint32_t ring_size, uint16_t q
   return Port::ring_ends("traffic", pool, ports_[0], wire_in, wire_out, err, ring_size, queues);
 }
 
+std::string TrafficPorts::with_queues(const std::string& spec, uint16_t queues) {
+  const bool af_packet =
+      spec.rfind("vdev:net_af_packet", 0) == 0 || spec.rfind("vdev:eth_af_packet", 0) == 0;
+  if (queues <= 1 || !af_packet || spec.find("qpairs=") != std::string::npos) return spec;
+  return spec + ",qpairs=" + std::to_string(queues);
+}
+
 bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mempool* pool,
-                             const BufferSplit* split, std::string& err) {
+                             const BufferSplit* split, std::string& err, uint16_t queues) {
   n_ = 2;
-  return Port::open(a, pool, ports_[0], err, split) && Port::open(b, pool, ports_[1], err, split);
+  return Port::open(with_queues(a, queues), pool, ports_[0], err, split, queues) &&
+         Port::open(with_queues(b, queues), pool, ports_[1], err, split, queues);
 }
 
 void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
