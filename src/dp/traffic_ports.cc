@@ -1,5 +1,7 @@
 #include "dp/traffic_ports.h"
 
+#include <algorithm>
+
 #include "dp/run_report.h"
 
 namespace nfpark::dp {
@@ -37,7 +39,14 @@ void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
     ports_[0].tx(v.data(), uint16_t(v.size()));
     return;
   }
-  for (rte_mbuf* m : v) egress(m).tx(&m, 1);
+  // One burst per port (each port's packets keep their order), not one tx call per packet.
+  for (auto& b : by_port_) b.clear();
+  for (rte_mbuf* m : v) by_port_[&egress(m) == &ports_[0] ? 0 : 1].push_back(m);
+  for (int t = 0; t < 2; ++t) {
+    const std::vector<rte_mbuf*>& b = by_port_[t];
+    for (size_t i = 0; i < b.size(); i += kMaxTx)
+      ports_[t].tx(b.data() + i, uint16_t(std::min<size_t>(kMaxTx, b.size() - i)));
+  }
 }
 
 bool TrafficPorts::flushed() {

@@ -94,7 +94,9 @@ class TrafficPorts {
         m->data_len >= 12 ? sides_.egress(rte_pktmbuf_mtod(m, const uint8_t*)) : MacSides::kUnknown;
     return side == 0 ? ports_[0] : ports_[1];
   }
+  static constexpr size_t kMaxTx = 8192;  // packets per Port::tx call from send()
   Port ports_[2];
+  std::vector<rte_mbuf*> by_port_[2];  // send(): each port's share of a live burst, in order
   MacSides sides_;
   int n_ = 0;
   Steer* steer_ = nullptr;
