@@ -29,22 +29,27 @@ int TrafficMux::earliest() const {
 void TrafficMux::on_event(uint64_t port) {
   size_t k = port;
   for (;;) {
-    // the other sources' earliest frame: source k keeps going while it is strictly first
-    Picos others = kNever;
+    // the earliest of the other sources (one scan): source k keeps going while it is strictly
+    // before it, and then the earlier of the two is next
+    int other = -1;
     for (size_t i = 0; i < due_.size(); ++i)
-      if (i != k && due_[i] < others) others = due_[i];
+      if (i != k && due_[i] != kDone &&
+          (other < 0 || due_[i] < due_[other] || (due_[i] == due_[other] && seq_[i] < seq_[other])))
+        other = int(i);
+    const Picos others = other < 0 ? kNever : due_[other];
     TrafficSource& s = *src_[k];
     bool more;
     do {
       more = s.emit();
     } while (more && s.due() < others && e_.advance_to_if_first(s.due()));
+    int next = other;
     if (more) {
       due_[k] = s.due();
-      seq_[k] = e_.take_seq();
+      seq_[k] = e_.take_seq();  // the largest yet: k is next only when strictly earlier
+      if (other < 0 || due_[k] < due_[other]) next = int(k);
     } else {
       due_[k] = kDone;
     }
-    const int next = earliest();
     if (next < 0) return;
     if (!e_.run_inline(due_[next], seq_[next])) {
       e_.schedule_seq(due_[next], seq_[next], this, uint64_t(next));
