@@ -34,14 +34,19 @@ class TrafficMux final : public EventHandler {
   TrafficSource& source(size_t i) { return *src_[i]; }
 
  private:
-  static constexpr Picos kDone = kNever;
-  // The source with the earliest (due, seq); -1 when all are done.
-  int earliest() const;
+  // (due, seq) as one number, so the scan for the earliest is a compare and a move a port:
+  // due (>= 0) in the high half, the tie-break number (Engine::take_seq) in the low half.
+  using Key = unsigned __int128;
+  static constexpr Key kDone = ~Key(0);  // a source with no frame left
+  static Key key(Picos due, uint64_t seq) { return Key(uint64_t(due)) << 64 | seq; }
+  static Picos due_of(Key k) { return Picos(uint64_t(k >> 64)); }
+  static uint64_t seq_of(Key k) { return uint64_t(k); }
+  // The source with the earliest key, skipping `skip`; -1 when none is left.
+  int earliest(size_t skip) const;
 
   Engine& e_;
   std::vector<std::unique_ptr<TrafficSource>> src_;
-  std::vector<Picos> due_;     // per source: its next frame's ingress time, kDone when none
-  std::vector<uint64_t> seq_;  // per source: its tie-break number (Engine::take_seq)
+  std::vector<Key> key_;  // per source: its next frame's (ingress time, tie-break number)
 };
 
 }  // namespace nfpark::sim
