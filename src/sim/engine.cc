@@ -9,7 +9,7 @@ Engine::Engine() : bucket_(kBuckets, kNil), tail_(kBuckets, kNil) {
   far_.reserve(64);
 }
 
-uint32_t Engine::new_node(Picos at, EventHandler* h, uint64_t arg) {
+uint32_t Engine::new_node(Picos at, uint64_t seq, EventHandler* h, uint64_t arg) {
   uint32_t n;
   if (free_ != kNil) {
     n = free_;
@@ -18,25 +18,26 @@ uint32_t Engine::new_node(Picos at, EventHandler* h, uint64_t arg) {
     n = uint32_t(nodes_.size());
     nodes_.emplace_back();
   }
-  nodes_[n] = Node{at, seq_++, h, arg, kNil};
+  nodes_[n] = Node{at, seq, h, arg, kNil};
   return n;
 }
 
-void Engine::schedule(Picos at, EventHandler* h, uint64_t arg) {
-  if (at < now_) at = now_;
-  const uint32_t n = new_node(at, h, arg);
+void Engine::schedule_seq(Picos at, uint64_t seq, EventHandler* h, uint64_t arg) {
+  assert(at >= now_ && seq < seq_);
+  const uint32_t n = new_node(at, seq, h, arg);
   ++pending_;
+  if (first_valid_ && (first_ == kNil || nodes_[n].before(nodes_[first_]))) first_ = n;
   if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) return heap_push(n);
   const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
-  // keep the bucket in (time, sequence) order: the new node has the largest sequence, so it
-  // goes after its tail when not earlier (nearly always: many sources tick at the same times)
+  // keep the bucket in (time, sequence) order: a new node nearly always goes after its tail
+  // (many sources tick at the same times, and a fresh sequence number is the largest)
   const uint32_t t = tail_[b];
-  if (t == kNil || nodes_[t].at <= at) {
+  if (t == kNil || nodes_[t].before(nodes_[n])) {
     (t == kNil ? bucket_[b] : nodes_[t].next) = n;
     tail_[b] = n;
   } else {
     uint32_t* link = &bucket_[b];
-    while (nodes_[*link].at <= at) link = &nodes_[*link].next;
+    while (nodes_[*link].before(nodes_[n])) link = &nodes_[*link].next;
     nodes_[n].next = *link;
     *link = n;
   }
@@ -67,7 +68,7 @@ uint32_t Engine::ring_first() const {
   return kNil;
 }
 
-uint32_t Engine::first() const {
+uint32_t Engine::find_first() const {
   const uint32_t r = ring_first();
   if (far_.empty()) return r;
   const uint32_t f = far_[0];
@@ -75,10 +76,16 @@ uint32_t Engine::first() const {
 }
 
 void Engine::unlink(uint32_t n) {
+  first_valid_ = false;
   if (!far_.empty() && far_[0] == n) return heap_pop();
   const uint32_t b = uint32_t(nodes_[n].at >> kShift) & (kBuckets - 1);
   bucket_[b] = nodes_[n].next;
-  if (bucket_[b] == kNil) {
+  if (bucket_[b] != kNil) {
+    // a bucket holds one lap of the ring: its next node is the ring's first; the heap's first
+    // may still come before it
+    first_ = bucket_[b];
+    first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
+  } else {
     tail_[b] = kNil;
     bits_[b >> 6] &= ~(1ull << (b & 63));
     if (!bits_[b >> 6]) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
@@ -112,6 +119,7 @@ void Engine::heap_pop() {
 
 uint64_t Engine::run(Picos until) {
   stopped_ = false;
+  until_ = until;
   const uint64_t start = events_;
   while (!stopped_) {
     const uint32_t n = first();
@@ -129,6 +137,7 @@ uint64_t Engine::run(Picos until) {
     ++events_;
     e.h->on_event(e.arg);
   }
+  until_ = kNever;
   if (pending_ == 0 && until != kNever && now_ < until && !stopped_) now_ = until;
   return events_ - start;
 }

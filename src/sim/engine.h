@@ -42,7 +42,9 @@ class Engine {
 
   Picos now() const { return now_; }
   // Schedules h->on_event(arg) at `at` (>= now(); earlier times are clamped to now()).
-  void schedule(Picos at, EventHandler* h, uint64_t arg = 0);
+  void schedule(Picos at, EventHandler* h, uint64_t arg = 0) {
+    schedule_seq(at < now_ ? now_ : at, seq_++, h, arg);
+  }
   void schedule_in(Picos delay, EventHandler* h, uint64_t arg = 0) {
     schedule(now_ + delay, h, arg);
   }
@@ -55,6 +57,25 @@ class Engine {
   bool advance_to_if_first(Picos t) {
     if (t < now_ || t >= next_time()) return false;
     now_ = t;
+    return true;
+  }
+
+  // Tie-break numbers, for a device that keeps its own list of due events (TrafficMux): it takes
+  // the number an event scheduled now would get (take_seq), keeps it with its own event, and
+  // either schedules it later with that number (schedule_seq) or, when it comes before every
+  // pending event, runs it itself (run_inline). The engine then runs everything in the order it
+  // would have run had each of those events been scheduled on its own.
+  uint64_t take_seq() { return seq_++; }
+  // Schedules h->on_event(arg) at (at, seq); `seq` from take_seq().
+  void schedule_seq(Picos at, uint64_t seq, EventHandler* h, uint64_t arg = 0);
+  // True, with the clock moved to `at`, when the event (at, seq) is next: no pending event comes
+  // before it, at >= now(), the running run() would not stop before it (its `until`, stop()).
+  bool run_inline(Picos at, uint64_t seq) {
+    if (stopped_ || at < now_ || at > until_) return false;
+    const uint32_t n = first();
+    if (n != kNil && !(at < nodes_[n].at || (at == nodes_[n].at && seq < nodes_[n].seq)))
+      return false;
+    now_ = at;
     return true;
   }
 
@@ -79,9 +100,18 @@ class Engine {
     uint32_t next;
     bool before(const Node& o) const { return at < o.at || (at == o.at && seq < o.seq); }
   };
-  uint32_t new_node(Picos at, EventHandler* h, uint64_t arg);
-  // The earliest pending node (ring or heap), kNil when none.
-  uint32_t first() const;
+  uint32_t new_node(Picos at, uint64_t seq, EventHandler* h, uint64_t arg);
+  // The earliest pending node (ring or heap), kNil when none. Cached: schedule() keeps the cache
+  // (a new node replaces it only when earlier), taking the first node out clears it, so a handler
+  // asking next_time() after each packet does not scan the calendar again.
+  uint32_t first() const {
+    if (!first_valid_) {
+      first_ = find_first();
+      first_valid_ = true;
+    }
+    return first_;
+  }
+  uint32_t find_first() const;
   uint32_t ring_first() const;  // the head of the first non-empty bucket from now on
   void unlink(uint32_t n);      // removes the earliest node `n` (from the ring or the heap)
   void heap_push(uint32_t n);
@@ -94,7 +124,10 @@ class Engine {
   std::array<uint64_t, kWords> bits_{};          // non-empty buckets
   std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
   std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon
+  mutable uint32_t first_ = kNil;                // find_first() while first_valid_
+  mutable bool first_valid_ = true;
   Picos now_ = 0;
+  Picos until_ = kNever;  // the running run()'s limit
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
   size_t pending_ = 0;

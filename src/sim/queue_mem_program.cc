@@ -169,7 +169,7 @@ void QueueMemProgram::report(const CounterSink& s) const {
   s("queuemem.afc_pause_refused", store().pause_refused());
   s("queuemem.refused_dropped", refused_dropped_);
   s("queuemem.nf_idle_calls", nf_idle_calls_);
-  s("queuemem.paused_queues_at_end", qm_.paused_queues());
+  s("queuemem.paused_queues_at_exit", qm_.paused_queues());
 }
 
 }  // namespace nfpark::sim

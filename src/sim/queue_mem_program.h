@@ -7,8 +7,9 @@
 //           batch (20), header_array (94000), min_payload (64 B), lost_after_us, seal_after_us,
 //           key); poll_ns (1000): how often the program's timer looks at time-driven decisions.
 // Counters: queuemem.* (park::QueueMemCounters), queuemem.leaked, queuemem.afc_pause_refused,
-//           queuemem.refused_dropped, queuemem.nf_idle_calls; drops: QueueMem's own + leaked
-//           + refused (a switch cannot hold a packet QueueMem refuses).
+//           queuemem.refused_dropped, queuemem.nf_idle_calls, queuemem.paused_queues_at_exit
+//           (the dataplane's name, without its prefix); drops: QueueMem's own + leaked + refused
+//           (a switch cannot hold a packet QueueMem refuses).
 // Refs:     QUEUE-MEM §3.2–3.4; Queue-Mem/queue-mem-p4 (payload_split.p4, forward_header.p4,
 //           store_header.p4, packet_reconstruct.p4); docs/sim.md §8; docs/queuemem.md.
 //

@@ -146,6 +146,7 @@ bool RunTopology::build_traffic(const SimRunConfig& cfg, std::string& err) {
     loaded = LoadedTrace::load(tc.pcap, err);
     if (!loaded) return false;
   }
+  sources = std::make_unique<TrafficMux>(engine);
   for (uint16_t p = 0; p < tc.ports; ++p) {
     std::unique_ptr<FrameSource> frames;
     if (templates)
@@ -154,15 +155,15 @@ bool RunTopology::build_traffic(const SimRunConfig& cfg, std::string& err) {
       frames = std::make_unique<PcapFrames>(loaded, p, tc.loops);
     RatePattern pat = tc.pattern;
     pat.seed = cfg.seed;
-    sources.push_back(std::make_unique<TrafficSource>(
-        engine, *sw, p, std::move(frames), pat, tc.source == SourceKind::kPcap && tc.trace_timing,
-        *pool, collector.get()));
+    sources->add(std::make_unique<TrafficSource>(*sw, p, std::move(frames), pat,
+                                                 tc.source == SourceKind::kPcap && tc.trace_timing,
+                                                 *pool, collector.get()));
   }
   return true;
 }
 
 void RunTopology::start() {
-  for (auto& s : sources) s->start(0, duration);
+  sources->start(0, duration);
 }
 
 uint64_t RunTopology::drops_total() const {

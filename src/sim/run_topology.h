@@ -12,7 +12,7 @@
 #include "sim/run_config.h"
 #include "sim/run_report.h"
 #include "sim/switch.h"
-#include "sim/traffic_source.h"
+#include "sim/traffic_mux.h"
 
 namespace nfpark::sim {
 
@@ -24,7 +24,7 @@ struct RunTopology {
   std::unique_ptr<SwitchProgram> program;
   std::unique_ptr<Collector> collector;
   std::vector<std::unique_ptr<NfServer>> servers;
-  std::vector<std::unique_ptr<TrafficSource>> sources;
+  std::unique_ptr<TrafficMux> sources;  // the traffic ports
   Picos duration = 0;
 
   bool build(const SimRunConfig& cfg, std::string& err);

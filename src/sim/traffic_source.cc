@@ -4,11 +4,10 @@
 
 namespace nfpark::sim {
 
-TrafficSource::TrafficSource(Engine& e, Switch& sw, uint16_t port,
-                             std::unique_ptr<FrameSource> frames, const RatePattern& pattern,
-                             bool trace_timing, PacketPool& pool, InputObserver* obs)
-    : e_(e),
-      sw_(sw),
+TrafficSource::TrafficSource(Switch& sw, uint16_t port, std::unique_ptr<FrameSource> frames,
+                             const RatePattern& pattern, bool trace_timing, PacketPool& pool,
+                             InputObserver* obs)
+    : sw_(sw),
       port_(port),
       line_gbps_(sw.port(port).gbps()),
       frames_(std::move(frames)),
@@ -17,9 +16,9 @@ TrafficSource::TrafficSource(Engine& e, Switch& sw, uint16_t port,
       pool_(pool),
       obs_(obs) {}
 
-void TrafficSource::start(Picos start, Picos stop) {
+bool TrafficSource::start(Picos start, Picos stop) {
   stop_ = stop;
-  if (prepare(start)) e_.schedule(pending_->t_in + sw_.config().ingress_latency, this);
+  return prepare(start);
 }
 
 bool TrafficSource::prepare(Picos s) {
@@ -41,29 +40,26 @@ bool TrafficSource::prepare(Picos s) {
   p->in_port = p->out_port = port_;
   p->queue = 0;
   pending_ = p;
+  due_ = p->t_in + sw_.config().ingress_latency;
   return true;
 }
 
-void TrafficSource::on_event(uint64_t) {
-  const Picos li = sw_.config().ingress_latency;
-  do {
-    Packet* p = pending_;
-    pending_ = nullptr;
-    ++sent_;
-    const Picos wire = serialization(p->len + kWireOverhead, line_gbps_);
-    Picos next = s_ + wire;  // back to back at line rate at the earliest
-    if (!trace_timing_) {
-      const double gbps = std::min(pattern_.rate_at(s_, port_), line_gbps_);
-      next = std::max(next, s_ + serialization(p->len + kWireOverhead, gbps));
-    }
-    if (obs_) obs_->on_input(p);
-    PortCounters& pc = sw_.port(port_).counters();
-    ++pc.rx_packets;
-    pc.rx_bytes += p->len;
-    sw_.ingress(p, port_);
-    if (!prepare(next)) return;
-  } while (e_.advance_to_if_first(pending_->t_in + li));
-  e_.schedule(pending_->t_in + li, this);
+bool TrafficSource::emit() {
+  Packet* p = pending_;
+  pending_ = nullptr;
+  ++sent_;
+  const Picos wire = serialization(p->len + kWireOverhead, line_gbps_);
+  Picos next = s_ + wire;  // back to back at line rate at the earliest
+  if (!trace_timing_) {
+    const double gbps = std::min(pattern_.rate_at(s_, port_), line_gbps_);
+    next = std::max(next, s_ + serialization(p->len + kWireOverhead, gbps));
+  }
+  if (obs_) obs_->on_input(p);
+  PortCounters& pc = sw_.port(port_).counters();
+  ++pc.rx_packets;
+  pc.rx_bytes += p->len;
+  sw_.ingress(p, port_);
+  return prepare(next);
 }
 
 }  // namespace nfpark::sim

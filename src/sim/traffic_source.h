@@ -6,8 +6,9 @@
 // rate ((len + 24) * 8 / line rate); s_{k+1} = s_k + max(wire time, gap), where gap is
 // (len + 24) * 8 / rate_at(s_k) for a rate pattern, or the capture's time between the two
 // frames for trace timing. a_k is the packet's t_in (latency is last bit in to last bit out).
-// The source runs the switch's ingress itself at a_k + ingress latency (one event per frame, no
-// separate ingress delay line) and tells the observer about every packet first.
+// The source runs the switch's ingress itself at a_k + ingress latency (no separate ingress delay
+// line) and tells the observer about every packet first. It has no event of its own: TrafficMux
+// (traffic_mux.h) runs all of a run's sources from one event.
 #pragma once
 #include <memory>
 
@@ -26,20 +27,23 @@ class InputObserver {
   ~InputObserver() = default;
 };
 
-class TrafficSource final : public EventHandler {
+class TrafficSource {
  public:
   // trace_timing: use the FrameSource's own gaps (pcap) instead of `pattern`.
-  TrafficSource(Engine& e, Switch& sw, uint16_t port, std::unique_ptr<FrameSource> frames,
+  TrafficSource(Switch& sw, uint16_t port, std::unique_ptr<FrameSource> frames,
                 const RatePattern& pattern, bool trace_timing, PacketPool& pool,
                 InputObserver* obs);
-  void start(Picos start, Picos stop);  // schedules the first frame
-  void on_event(uint64_t) override;
+  // Prepares the first frame (the first starts at `start`); false when there is none.
+  bool start(Picos start, Picos stop);
+  // When the pending frame enters the switch's ingress (its last bit + the ingress latency).
+  Picos due() const { return due_; }
+  // Sends the pending frame into the switch now and prepares the next: false when there is none.
+  bool emit();
   uint64_t sent() const { return sent_; }
 
  private:
   bool prepare(Picos start_of_frame);  // builds the next frame: false when there is none
 
-  Engine& e_;
   Switch& sw_;
   uint16_t port_;
   double line_gbps_;
@@ -49,7 +53,8 @@ class TrafficSource final : public EventHandler {
   PacketPool& pool_;
   InputObserver* obs_;
   Picos stop_ = 0;
-  Picos s_ = 0;  // start of the pending frame
+  Picos s_ = 0;    // start of the pending frame
+  Picos due_ = 0;  // its ingress time
   Packet* pending_ = nullptr;
   uint64_t sent_ = 0;
 };

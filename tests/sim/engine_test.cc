@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "trace/rng.h"
@@ -172,6 +174,103 @@ TEST(Engine, NearAndFarEventsComeOutInTimeAndScheduleOrder) {
     }
   }
   EXPECT_EQ(e.pending(), 0u);
+}
+
+TEST(Engine, AReservedSequenceNumberOrdersTiesAsIfScheduledWhenTaken) {
+  Engine e;
+  Recorder r;
+  r.e = &e;
+  e.schedule(10, &r, 1);
+  const uint64_t s = e.take_seq();  // between 1 and 3
+  e.schedule(10, &r, 3);
+  e.schedule(5, &r, 0);
+  e.schedule_seq(10, s, &r, 2);  // scheduled last, runs as if scheduled second
+  e.run();
+  const std::vector<std::pair<Picos, uint64_t>> want = {{5, 0}, {10, 1}, {10, 2}, {10, 3}};
+  EXPECT_EQ(r.seen, want);
+}
+
+TEST(Engine, ReservedAndFreshEventsNearAndFarComeOutInTimeAndReservationOrder) {
+  Engine e;
+  Recorder r;
+  r.e = &e;
+  trace::Rng rng(11);
+  struct Later {
+    Picos at;
+    uint64_t seq, id;
+  };
+  std::vector<Later> later;
+  std::vector<std::tuple<Picos, uint64_t, uint64_t>> want;  // (time, order taken, id)
+  for (uint64_t i = 0; i < 4000; ++i) {
+    // a few ticks apart (ties in one bucket) or beyond the calendar's horizon (the heap)
+    const Picos t = rng.below(4) == 0 ? Picos(rng.below(40)) << 24 : Picos(rng.below(3000));
+    if (rng.below(2)) {
+      later.push_back({t, e.take_seq(), i});
+    } else {
+      e.schedule(t, &r, i);
+    }
+    want.emplace_back(t, i, i);
+  }
+  for (size_t i = later.size(); i-- > 0;)
+    e.schedule_seq(later[i].at, later[i].seq, &r, later[i].id);
+  std::sort(want.begin(), want.end());
+  e.run();
+  ASSERT_EQ(r.seen.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(r.seen[i], (std::pair<Picos, uint64_t>{std::get<0>(want[i]), std::get<2>(want[i])}))
+        << "event " << i;
+}
+
+struct InlineProbe final : EventHandler {  // asks whether (at, seq) may run now, from an event
+  Engine* e = nullptr;
+  Picos at = 0;
+  uint64_t seq = 0;
+  std::vector<std::pair<bool, Picos>> got;  // the answer and the clock after it
+  void on_event(uint64_t) override {
+    const bool ok = e->run_inline(at, seq);
+    got.emplace_back(ok, e->now());
+  }
+};
+
+TEST(Engine, RunInlineOnlyWhenNothingComesFirstAndWithinTheRun) {
+  {  // (20, s) comes before the event at 20 scheduled after s was taken
+    Engine e;
+    Recorder r;
+    r.e = &e;
+    InlineProbe p;
+    p.e = &e;
+    e.schedule(10, &p);
+    p.at = 20;
+    p.seq = e.take_seq();
+    e.schedule(20, &r, 7);
+    e.run();
+    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{true, 20}}));
+    EXPECT_EQ(r.seen, (std::vector<std::pair<Picos, uint64_t>>{{20, 7}}));
+  }
+  {  // taken after it: the pending event comes first
+    Engine e;
+    Recorder r;
+    r.e = &e;
+    InlineProbe p;
+    p.e = &e;
+    e.schedule(10, &p);
+    e.schedule(20, &r, 7);
+    p.at = 20;
+    p.seq = e.take_seq();
+    e.run();
+    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{false, 10}}));
+  }
+  {  // nothing pending, but past the run's limit
+    Engine e;
+    InlineProbe p;
+    p.e = &e;
+    e.schedule(10, &p);
+    p.at = 20;
+    p.seq = e.take_seq();
+    e.run(15);
+    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{false, 10}}));
+    EXPECT_EQ(e.now(), 15);
+  }
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "sim/flow_picker.h"
 #include "sim/frames.h"
 #include "sim/rate_pattern.h"
-#include "sim/traffic_source.h"
+#include "sim/traffic_mux.h"
 #include "sim_fixtures.h"
 #include "trace/pcap_writer.h"
 
@@ -154,9 +154,11 @@ TEST(TrafficSource, OffersItsPatternsLoad) {
   auto t = FlowTemplates::build(gen(1000), 1, err);
   RatePattern pat;
   pat.gbps = 25;
-  TrafficSource src(e, sw, 0, std::make_unique<SyntheticFrames>(t, gen(1000), 0, false), pat, false,
-                    pool, nullptr);
-  src.start(0, kMs);
+  TrafficMux mux(e);
+  mux.add(std::make_unique<TrafficSource>(
+      sw, 0, std::make_unique<SyntheticFrames>(t, gen(1000), 0, false), pat, false, pool, nullptr));
+  TrafficSource& src = mux.source(0);
+  mux.start(0, kMs);
   e.run();
   // 25 Gbps of 1000 B frames + 24 B on the wire for 1 ms
   EXPECT_NEAR(double(src.sent()), 25e9 * 1e-3 / (1024 * 8), 1.0);
