@@ -42,7 +42,8 @@ class NfServer {
   // Packets held for later here (fault delays, Reframer in-chain); the box's are its own.
   size_t held() const { return (faults_ ? faults_->held() : 0) + step_->held(); }
 
-  uint64_t rx() const { return step_->rx; }
+  // Packets the server took in (with a box: what the box released, and the ACKs it coalesced).
+  uint64_t rx() const { return step_->rx + (box_ ? box_->stage->coalesced : 0); }
   uint64_t nf_drops() const { return step_->nf_drops; }
   // pure ACKs removed by Reframer's ACK coalescing (freed, counted)
   uint64_t coalesced() const { return step_->coalesced() + (box_ ? box_->stage->coalesced : 0); }
