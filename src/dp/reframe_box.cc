@@ -41,10 +41,10 @@ bool ReframeBox::add_lane(std::unique_ptr<park::ReframeStage<MbufOps>> stage, bo
   const size_t want = stage->reserve_hint() + 4096;
   unsigned size = 1;
   while (size < want) size <<= 1;
-  const std::string name = "rfbox" + std::to_string(lanes.size());
-  l->ring = rte_ring_create(name.c_str(), size, int(rte_socket_id()),
+  const std::string ring_name = name + std::to_string(lanes.size());
+  l->ring = rte_ring_create(ring_name.c_str(), size, int(rte_socket_id()),
                             RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-  if (!l->ring) return (err = "cannot create the Reframer box's ring " + name), false;
+  if (!l->ring) return (err = "cannot create the Reframer box's ring " + ring_name), false;
   l->out.reserve(stage->reserve_hint());
   l->stage = std::move(stage);
   l->clock.use_trace_time(trace_time);

@@ -19,7 +19,10 @@
 // `done`, after which the server side takes what the ring could not hold from the backlog
 // (BoxLane::take), so nothing is held at exit.
 // Lcores: the box takes the lcore after the NF server's (runner.cc: main = switch [+ NF server
-// inline], then --nf-lcore's, then the box; role nf: main = NF server, lcore 1 = the box).
+// inline], then --nf-lcore's, then the box; role nf: main = NF server, lcore 1 = the box;
+// --workers N: one box per worker, lcores N + 1 .. 2N, dp/worker.h). EAL floats lcores over the
+// CPUs when there are more lcores than CPUs (eal.h), so every combination starts; on fewer CPUs
+// than busy lcores they share them (slower, never wrong).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -65,6 +68,7 @@ struct ReframeBox {
   std::atomic<uint64_t> held{0};      // packets Reframer holds (all lanes), as of the last poll
   std::atomic<uint64_t> waiting{0};   // released packets not yet in a ring
   unsigned lcore = 0;
+  std::string name = "rfbox";  // its rings' names: name + lane (unique in the process)
 
   ReframeBox() = default;
   ReframeBox(const ReframeBox&) = delete;

@@ -258,9 +258,9 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   }
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
-  // dp/worker.h; the Reframer box takes one more (dp/reframe_box.h)
-  eo.lcores =
-      cfg.workers > 1 ? cfg.workers + 1 : 1 + (cfg.nf_lcore ? 1 : 0) + (spec.reframe_box ? 1 : 0);
+  // dp/worker.h; a Reframer box takes one more, per worker (dp/reframe_box.h)
+  const uint32_t boxes = spec.reframe_box ? std::max<uint32_t>(cfg.workers, 1) : 0;
+  eo.lcores = (cfg.workers > 1 ? cfg.workers + 1 : 1 + (cfg.nf_lcore ? 1 : 0)) + boxes;
   eo.telemetry = res.live;  // dpdk-telemetry.py reads a live run (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
   trace::PcapWriter* w = out_file.empty() ? nullptr : &writer;

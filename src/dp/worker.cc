@@ -15,6 +15,7 @@
 #include "dp/pcap_wire.h"
 #include "dp/pools.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_report.h"
 #include "dp/runner.h"
 #include "dp/switch_loop.h"
@@ -38,6 +39,7 @@ struct SwitchWorker {
   TrafficPorts traffic;                           // queue q of the traffic port
   std::vector<Port> sw_nf{1}, nf_side;            // queue q of the NF link
   NfThread nft;
+  std::unique_ptr<ReframeBox> box;  // [reframe] placement = "box": the worker's own
   std::unique_ptr<SwitchLoop> loop;
   run::End end = run::End::kInputDone;
   std::atomic<bool> done{false};
@@ -150,6 +152,14 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
         std::make_unique<SwitchLoop>(w->cfg, *w->mode, w->inline_servers, w->traffic, w->sw_nf,
                                      w->nf_side, feeder, out, w->nft, g_stop_signal);
     w->loop->wire_elsewhere(&input_done);
+    if (spec.reframe_box && !external_nf) {  // one box per worker, on its queue of the NF link
+      w->box = std::make_unique<ReframeBox>();
+      w->box->name = "rfbox" + std::to_string(q) + "_";
+      if (!w->box->add_lane(run::build_reframe_stage<MbufOps>(spec), true, &w->nf_side[0], err))
+        return 1;
+      w->server[0]->from_box(w->box->lanes.back().get());
+      w->loop->set_box(w->box.get());
+    }
     ws.push_back(std::move(w));
   }
   if (external_nf && !sw_nf.wait_peer(g_stop_signal, cfg.timeout_s)) {
@@ -162,6 +172,12 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
   unsigned lcore = rte_get_next_lcore(-1, 1, 0);
   for (auto& w : ws) {
     rte_eal_remote_launch(switch_worker_main, w.get(), lcore);
+    lcore = rte_get_next_lcore(lcore, 1, 0);
+  }
+  for (auto& w : ws) {  // the boxes: the lcores after the workers' (eal.h floats them)
+    if (!w->box) continue;
+    w->box->lcore = lcore;
+    rte_eal_remote_launch(reframe_box_main, w->box.get(), lcore);
     lcore = rte_get_next_lcore(lcore, 1, 0);
   }
   // The wire: feed and drain until every worker has ended.
@@ -180,6 +196,8 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     if (all) break;
     if (!work) rte_delay_us_sleep(20);
   }
+  for (auto& w : ws)  // the boxes release what they hold; the workers' finish() takes it
+    if (w->box) w->box->stop = true;
   rte_eal_mp_wait_lcore();
   res.end = run::End::kInputDone;
   for (auto& w : ws)

@@ -176,24 +176,40 @@ def test_sigint_ends_a_box_run_cleanly(lab: Lab, tmp_path: Path, case: str) -> N
     assert res["reframe"]["rx"] == res["reframe"]["tx"], res["reframe"]
 
 
-@pytest.mark.parametrize(("extra", "names"), [
-    (("--reframe-placement", "box"), ("--reframe-placement", "--reframe")),
-    (("--reframe", "64", "--reframe-placement", "box", "--workers", "2"),
-     ("--reframe-placement", "--workers")),
-], ids=["without-reframe", "with-workers"])
-def test_box_combinations_refused_with_one_clear_error(lab: Lab, tmp_path: Path,
-                                                       extra: tuple[str, ...],
-                                                       names: tuple[str, ...]) -> None:
-    p = cli.start_run(lab.trace(100), tmp_path / "o.pcap", "baseline", CHAIN, *extra)
+def test_one_box_per_worker(lab: Lab) -> None:
+    """--workers 2: each worker's NF server has its own box; the flows of baseline with two
+    workers (whose NATs each own a share of the ports), balanced."""
+    trace = id_trace(lab)
+    runs = lab.batch(trace, CHAIN, {
+        "plain": ("baseline", ["--workers", "2"]),
+        **{m: (m, [*RF, "--reframe-placement", "box", "--workers", "2"])
+           for m in ("baseline", "queuemem")}})
+    base = runs["plain"][0]
+    for name, (out, proc) in runs.items():
+        if name == "plain":
+            continue
+        res = cli.result(proc)
+        cli.assert_accounting(res)
+        assert res["packets_out"] == res["packets_in"] and res["held_at_exit"] == 0, name
+        rf = res["reframe"]
+        assert rf["rx"] == rf["tx"] == res["packets_in"] and rf["held"] > 0, (name, rf)
+        assert res["ports"]["worker0.rx_packets"] > 0 < res["ports"]["worker1.rx_packets"], name
+        assert_same_per_flow(base, out)
+
+
+def test_box_combinations_refused_with_one_clear_error(lab: Lab, tmp_path: Path) -> None:
+    p = cli.start_run(lab.trace(100), tmp_path / "o.pcap", "baseline", CHAIN,
+                      "--reframe-placement", "box")
     assert p.returncode == 2, cli.describe(p)
-    cli.one_line_error(p, *names)
-
-
-def test_box_refused_in_a_switch_process(tmp_path: Path) -> None:
+    cli.one_line_error(p, "--reframe-placement", "--reframe")
     p = cli.nfpark("run", "--role", "switch", "--in", tmp_path / "none.pcap", "--nf-port",
                    "vdev:net_memif0,role=client", "--reframe", "64", "--reframe-placement", "box")
     assert p.returncode == 2, cli.describe(p)
     cli.one_line_error(p, "--reframe-placement", "--role nf")
+    p = cli.nfpark("run", "--role", "nf", "--port", "vdev:net_null0", "--workers", "2",
+                   "--reframe", "64", "--reframe-placement", "box")
+    assert p.returncode == 2, cli.describe(p)
+    cli.one_line_error(p, "--reframe-placement", "--workers 2")
 
 
 def test_header_match_bypass_classes_reach_reframer(lab: Lab, tmp_path: Path) -> None:
