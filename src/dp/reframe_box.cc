@@ -83,6 +83,7 @@ int reframe_box_main(void* arg) {
   SteadyClock clock;
   std::array<rte_mbuf*, kBurst> pkts;
   while (!b->stop.load(std::memory_order_relaxed)) {
+    const Nanos t0 = clock.now();
     b->busy.store(true);
     b->epoch.fetch_add(1);
     if (b->flush_req.load()) {
@@ -115,7 +116,10 @@ int reframe_box_main(void* arg) {
     b->held.store(held);
     b->waiting.store(waiting);
     b->busy.store(false);
-    if (moved) b->activity.fetch_add(1, std::memory_order_relaxed);
+    if (moved) {
+      b->activity.fetch_add(1, std::memory_order_relaxed);
+      b->busy_ns += uint64_t(clock.now() - t0);
+    }
   }
   // Releases everything; what the rings cannot take waits in the lanes' backlogs for the
   // server (BoxLane::take, once `done`).

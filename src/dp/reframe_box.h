@@ -68,6 +68,7 @@ struct ReframeBox {
   std::atomic<uint64_t> held{0};      // packets Reframer holds (all lanes), as of the last poll
   std::atomic<uint64_t> waiting{0};   // released packets not yet in a ring
   unsigned lcore = 0;
+  uint64_t busy_ns = 0;  // time in polls that moved packets; the box lcore's, read after it ends
   std::string name = "rfbox";  // its rings' names: name + lane (unique in the process)
 
   ReframeBox() = default;

@@ -196,6 +196,9 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) res.drops.values["frame_too_long"] = too_long;
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
+  // What the NF lcore and the box cost: busy time in polls that moved packets.
+  if (nf_thread) res.ports.values["nf_lcore.busy_ns"] = nft.busy_ns;
+  if (box) res.ports.values["reframe_box.busy_ns"] = box->busy_ns;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {
     const std::string n = m == 1 ? "" : std::to_string(k);
