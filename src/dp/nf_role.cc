@@ -40,7 +40,8 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
   EalOptions eo;
   eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256 * cfg.workers;
   // nf_workers.cc; the Reframer box takes lcore 1 (dp/reframe_box.h)
-  eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : spec.reframe_box ? 2 : 1;
+  eo.lcores = (cfg.workers > 1 ? cfg.workers + 1 : 1) +
+              (spec.reframe_box ? std::max<uint32_t>(cfg.workers, 1) : 0);
   // No telemetry socket here yet: with it, a role-nf process on memif died of SIGSEGV in
   // tests/e2e/test_own_packets.py (two processes); not understood yet (docs/testbed.md).
   eo.telemetry = false;

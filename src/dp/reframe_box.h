@@ -20,9 +20,9 @@
 // (BoxLane::take), so nothing is held at exit.
 // Lcores: the box takes the lcore after the NF server's (runner.cc: main = switch [+ NF server
 // inline], then --nf-lcore's, then the box; role nf: main = NF server, lcore 1 = the box;
-// --workers N: one box per worker, lcores N + 1 .. 2N, dp/worker.h). EAL floats lcores over the
-// CPUs when there are more lcores than CPUs (eal.h), so every combination starts; on fewer CPUs
-// than busy lcores they share them (slower, never wrong).
+// --workers N: one box per worker, lcores N + 1 .. 2N, dp/worker.h, nf_workers.cc). EAL floats
+// lcores over the CPUs when there are more lcores than CPUs (eal.h), so every combination starts;
+// on fewer CPUs than busy lcores they share them (slower, never wrong).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>

@@ -298,11 +298,6 @@ bool Loader::check_box(std::string& err) const {
                   " runs in front of the NF chain, in the process that runs it: give it to "
                   "the --role nf process (this switch's NF server is that process)"),
            false;
-  if (c.workers > 1 && c.role == Role::kNf)
-    return (err = at + " with --role nf --workers " + std::to_string(c.workers) +
-                  ": one box per NF worker is not built yet; use --workers 1 there or "
-                  "--reframe-placement in-chain (docs/reframer.md, Placement)"),
-           false;
   return true;
 }
 

@@ -176,9 +176,10 @@ def test_sigint_ends_a_box_run_cleanly(lab: Lab, tmp_path: Path, case: str) -> N
     assert res["reframe"]["rx"] == res["reframe"]["tx"], res["reframe"]
 
 
-def test_one_box_per_worker(lab: Lab) -> None:
-    """--workers 2: each worker's NF server has its own box; the flows of baseline with two
-    workers (whose NATs each own a share of the ports), balanced."""
+def test_one_box_per_worker(lab: Lab, tmp_path: Path) -> None:
+    """--workers 2: each worker's NF server has its own box, in one process and in an NF
+    process of its own; the flows of baseline with two workers (whose NATs each own a share of
+    the ports), balanced."""
     trace = id_trace(lab)
     runs = lab.batch(trace, CHAIN, {
         "plain": ("baseline", ["--workers", "2"]),
@@ -195,6 +196,18 @@ def test_one_box_per_worker(lab: Lab) -> None:
         assert rf["rx"] == rf["tx"] == res["packets_in"] and rf["held"] > 0, (name, rf)
         assert res["ports"]["worker0.rx_packets"] > 0 < res["ports"]["worker1.rx_packets"], name
         assert_same_per_flow(base, out)
+    # An NF process of its own with two workers, each with its box.
+    out = tmp_path / "o.pcap"
+    two = cli.two_processes(trace, out, tmp_path / "nf.sock", "payloadpark", "payloadpark", CHAIN,
+                            switch_extra=("--workers", "2", "--chain", CHAIN),
+                            nf_extra=(*RF, "--reframe-placement", "box", "--workers", "2"))
+    cli.assert_accounting(cli.result(two.switch))
+    assert two.nf_rc == 0, two.nf_err[-2000:]
+    nf = json.loads(two.nf_out)
+    assert nf["pools_full"] is True and nf["reframe"]["held"] > 0, nf
+    assert nf["reframe"]["rx"] == nf["reframe"]["tx"] == nf["ports"]["nf_server.rx_packets"], nf
+    assert nf["ports"]["worker0.packets_in"] > 0 < nf["ports"]["worker1.packets_in"], nf["ports"]
+    assert_same_per_flow(base, out)
 
 
 def test_box_combinations_refused_with_one_clear_error(lab: Lab, tmp_path: Path) -> None:
@@ -206,10 +219,6 @@ def test_box_combinations_refused_with_one_clear_error(lab: Lab, tmp_path: Path)
                    "vdev:net_memif0,role=client", "--reframe", "64", "--reframe-placement", "box")
     assert p.returncode == 2, cli.describe(p)
     cli.one_line_error(p, "--reframe-placement", "--role nf")
-    p = cli.nfpark("run", "--role", "nf", "--port", "vdev:net_null0", "--workers", "2",
-                   "--reframe", "64", "--reframe-placement", "box")
-    assert p.returncode == 2, cli.describe(p)
-    cli.one_line_error(p, "--reframe-placement", "--workers 2")
 
 
 def test_header_match_bypass_classes_reach_reframer(lab: Lab, tmp_path: Path) -> None:

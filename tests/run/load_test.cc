@@ -233,8 +233,6 @@ TEST(Loader, ReframePlacementAndItsCombinations) {
     EXPECT_NE(err.find(why), std::string::npos) << err;
   };
   refused("", "", "--reframe T_US");
-  refused("reframe_us = 64\nrole = \"nf\"\nport = \"vdev:net_null0\"\n", "workers",
-          "--role nf --workers 2");
 }
 
 }  // namespace
