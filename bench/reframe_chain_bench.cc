@@ -2,22 +2,29 @@
 // with and without Reframer (reframe::FlowReorder) in front of it, in one run (issue 7; DESIGN.md
 // §4's third ratio; the paper: +60% in-chain, output SLF 1.2 -> 1.9/2.9/3.3 at 16/64/128 us).
 //
-//   reframe_chain_bench          default (population 1M flows, 640k timed packets, 3 reps)
-//   reframe_chain_bench --quick  < 10 s (population 100k flows, 128k timed packets, 2 reps)
+//   reframe_chain_bench          default (population 1M flows, 1.2M timed packets, 3 reps)
+//   reframe_chain_bench --quick  (population 307k flows, 600k timed packets, 2 reps; ~30 s)
 //
-// Traffic (src/trace generator, `dc` sizes, UDP/TCP, one seed so flow f has one 5-tuple):
-//   - warm-up: every flow of the population once (random order). Each fresh chain and Reframer
-//     sees it untimed first, so their tables hold the whole population (state far beyond L2).
-//   - local: F flows (40k; quick 8k) of that population, 16 packets each, 256 live at a time
-//   (--active 256):
-//     interleaved (SLF ~ 1) but temporally local, like the paper's campus trace.
-//   - cannot-help: the same packets, flows round-robin (each flow's packets F packets apart, far
-//     more than any T_buff): Reframer holds packets and gains nothing.
-// Replay: timestamps are recomputed from the frame sizes at a set line rate (100 Gb/s, the
-// paper's, and 10 Gb/s), and Reframer runs in that virtual time (bursts of 32, now = arrival of a
-// burst's last packet), so T_buff means what it means on a wire whatever this machine's speed.
-// A flow's packets are ~256 packets apart: 18 us at 100 Gb/s, 185 us at 10 Gb/s, hence
-// the expected batches ~1 + T_buff/18us at 100G and ~1 at 10G for T_buff < 185 us.
+// Traffic (src/trace generator as a library, `dc` sizes, UDP/TCP, one seed so flow f has one
+// 5-tuple), shaped like the paper's campus trace (Reframer, NSDI'22 §5.1: input SLF ~1.2, many
+// concurrent flows, most packets in a few heavy flows):
+//   - warm-up: every flow of the population once. Each fresh chain and Reframer sees it untimed
+//     first, so NAT, counter and Reframer tables hold the whole population (state > the LLC).
+//   - paper-like: mice = 4 time-shifted copies (the paper's way of raising load; each copy its
+//     own flow ids) of 25k live paced flows out of 75k/250k per copy, pareto:1.2 sizes, trains
+//     of mean 1.2 (100k live mice); merged by time with 72 live heavy flows (out of 4096,
+//     even sizes, paced, trains of mean 1.2) carrying 70% of the rate. Input SLF ~1.16. The
+//     heavy flows' count is calibrated so that Reframer's output SLF lands on the paper's
+//     (Fig. 8: 1.9/2.9/3.3 at 16/64/128 us); the campus trace itself is not replayable here.
+//     Every flow of the trace stays active for its whole duration (tens of ms; any flow timeout
+//     is longer), so the distinct flows printed are the active flows.
+//   - cannot-help: 100k live flows paced evenly, one packet per train: a flow's next packet is
+//     ~100k packets (ms) later, far beyond any T_buff: Reframer holds packets and gains nothing.
+//   RCB_* environment variables override the trace's knobs (see main()) for exploration.
+// Replay: timestamps are recomputed from the frame sizes at 100 Gb/s (the paper's rate), and
+// Reframer runs in that virtual time (bursts of 32, now = arrival of a burst's last packet), so
+// T_buff means what it means on a wire whatever this machine's speed. A heavy flow's packets are
+// ~72 / 0.7 ~ 100 packets (~7 us) apart on average, a mouse's ~100k.
 // Measured in thread CPU time. Per stream and rep: fresh instances of the baseline chain, of one
 // chain per T_buff and of one Reframer per T_buff (each first sees the population, untimed);
 // then the stream is cut into 20 chunks and run interleaved: baseline chunk i, then for each
@@ -29,11 +36,15 @@
 //             gets its own copy of the header bytes (NFs rewrite them);
 //   reframer: Reframer's own cost on the arrival order: classify() (parse + flow hash) + push +
 //             poll + flush (its output order is computed once beforehand; it is deterministic);
-//   ratio:    throughput with Reframer incl. its cost vs without = chain_orig/(chain_ref + ref).
+//   box:      Reframer on its own lcore in front of the NF lcore: a pipeline, the slower stage
+//             bounds the rate: chain_orig / max(chain_ref, ref);
+//   in-chain: Reframer and the chain on one lcore: chain_orig / (chain_ref + ref).
 // SLF: packets / maximal same-flow runs, on the input and on Reframer's output.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -51,9 +62,13 @@ using namespace nfpark::bench;
 namespace {
 
 constexpr uint32_t kHdr = 64;  // header bytes kept per packet (NFs never read past L4)
-constexpr uint32_t kFlowLen = 16;
-constexpr uint64_t kActive = 256;
 const char* kChain = "router,nat,firewall,counter";
+
+// Env override for exploring trace shapes (unset: the documented defaults).
+double knob(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : dflt;
+}
 
 // Header-only packets: kHdr bytes each, back to back, with frame length and generator flow id.
 struct Pkts {
@@ -63,13 +78,33 @@ struct Pkts {
   size_t size() const { return len.size(); }
   const uint8_t* at(size_t i) const { return &hdr[i * kHdr]; }
   static Pkts generate(const trace::GenConfig& g) {
+    trace::CopyMerger gen(g);
+    return build(g.packets * g.copies, [&](Nanos& ts, const std::vector<uint8_t>*& fr,
+                                           uint32_t& flow) { return gen.next(ts, fr, flow); });
+  }
+  // Several generators merged by time (a train of one taken whole, as CopyMerger does); each
+  // generator is (config, copy): its flow ids start at copy * config.flows.
+  static Pkts merge(std::vector<trace::Generator>& gens) {
+    uint64_t total = 0;
+    trace::Generator* cur = nullptr;
+    return build(total, [&](Nanos& ts, const std::vector<uint8_t>*& fr, uint32_t& flow) {
+      trace::Generator* best = cur && cur->in_train() && !cur->done() ? cur : nullptr;
+      if (!best)
+        for (trace::Generator& g : gens)
+          if (!g.done() && (!best || g.peek() < best->peek())) best = &g;
+      if (!best) return false;
+      cur = best;
+      return best->next(ts, fr, flow, total++);
+    });
+  }
+  template <class Next>
+  static Pkts build(uint64_t reserve, Next next) {
     Pkts p;
-    p.hdr.reserve(g.packets * kHdr);
-    trace::Generator gen(g);
+    p.hdr.reserve(reserve * kHdr);
     Nanos ts;
     const std::vector<uint8_t>* fr;
     uint32_t flow;
-    while (gen.next(ts, fr, flow)) {
+    while (next(ts, fr, flow)) {
       const PacketLayout L = parse_packet(fr->data(), uint32_t(fr->size()));
       const uint32_t h = std::min<uint32_t>(L.payload_off ? L.payload_off : kHdr, kHdr);
       p.hdr.insert(p.hdr.end(), fr->begin(), fr->begin() + kHdr);
@@ -206,6 +241,7 @@ struct RefRun {
     // shorter so that --quick's 128k timed packets hold a probe and a bypass period).
     rc.self_bypass.probe_packets = 4096;
     rc.self_bypass.bypass_packets = 65536;
+    rc.self_bypass.enabled = knob("RCB_NO_SELF_BYPASS", 0) == 0;
     return rc;
   }
   // classify() + poll + push for positions [from, to); flush_all after the last one.
@@ -327,19 +363,51 @@ std::string ratio_text(double v, double lo, double hi, size_t n) {
   return b;
 }
 
+// The router's 200 routes (the paper's router: 200 routes): /32s to 150 of the generator's 254
+// servers (192.168.0.x) and 50 prefixes elsewhere; the default route takes the rest.
+std::string router_routes() {
+  std::string r = "routes = [";
+  for (int i = 0; i < 200; ++i) {
+    char b[80];
+    if (i < 150)
+      std::snprintf(b, sizeof b, "%s\"192.168.0.%d/32 via 02:00:00:00:10:%02x\"", i ? ", " : "",
+                    i + 1, i & 0xff);
+    else
+      std::snprintf(b, sizeof b, ", \"%d.%d.0.0/16 via 02:00:00:00:11:%02x\"", 20 + i % 50, i / 50,
+                    i & 0xff);
+    r += b;
+  }
+  return r + "]\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = parse_quick(argc, argv,
                                  "usage: reframe_chain_bench [--quick]\n"
                                  "  NF chain with vs without Reframer, same run\n");
-  const uint64_t population = quick ? 100'000 : 1'000'000;
-  const uint64_t flows = quick ? 8'000 : 40'000;
+  // The paper-like trace: `copies` time-shifted copies (the paper's way of raising load), each
+  // with `active` live flows out of `flows`, heavy-tailed (Pareto) flow sizes, paced flows that
+  // send trains of mean 1.2 packets (input SLF ~1.2).
+  const uint32_t copies = uint32_t(knob("RCB_COPIES", 4));
+  const uint64_t active = uint64_t(knob("RCB_ACTIVE", 25'000));  // mice live per copy
+  const uint64_t flows = uint64_t(knob("RCB_FLOWS", quick ? 75'000 : 250'000));  // mice per copy
+  const uint64_t packets = uint64_t(knob("RCB_PACKETS", quick ? 600'000 : 1'200'000));  // total
+  const double share = knob("RCB_SHARE", 0.7);  // heavy flows' share of the packets
+  const uint64_t e_active = uint64_t(knob("RCB_E_ACTIVE", 72));
+  const uint64_t e_flows = uint64_t(knob("RCB_E_FLOWS", 4096));
+  const double alpha = knob("RCB_ALPHA", 1.2);
+  const double train = knob("RCB_TRAIN", 1.2);
+  const double e_train = knob("RCB_E_TRAIN", 1.2);
+  const double e_alpha = knob("RCB_E_ALPHA", 0);
+  const uint32_t e_copy = uint32_t((flows * copies + e_flows - 1) / e_flows);  // ids after mice
   const int reps = quick ? 2 : 3;
+  const uint64_t population = std::max<uint64_t>(
+      (e_copy + 1) * e_flows, uint64_t(knob("RCB_POP", quick ? 300'000 : 1'000'000)));
   Env env;
   const std::string n = std::to_string(population);
   env.cfg = toml::parse("[nf.nat]\nexternal = [\"198.18.1.0/28\"]\nmax_flows = " + n +
-                        "\n[nf.counter]\nmax_flows = " + n + "\n");
+                        "\n[nf.counter]\nmax_flows = " + n + "\n[nf.router]\n" + router_routes());
   trace::GenConfig g;
   g.flows = population;
   g.packets = population;
@@ -352,58 +420,98 @@ int main(int argc, char** argv) {
   env.warm.idx.resize(population);
   std::iota(env.warm.idx.begin(), env.warm.idx.end(), 0u);
   env.warm.retime(100, 0);
+  // Paper-like: `copies` time-shifted copies of the mice (population flows [k * flows,
+  // (k + 1) * flows)), and heavy flows (ids from e_copy * e_flows) at `share` of the rate.
+  g.pace = true;
+  g.train = train;
+  g.flow_sizes.kind = trace::FlowSizeKind::kPareto;
+  g.flow_sizes.param = alpha;
+  trace::GenConfig gm = g, ge = g;
+  gm.flows = flows;
+  gm.active = active;
+  gm.packets = uint64_t(double(packets) * (1 - share)) / copies;
+  gm.rate_gbps = 100 * (1 - share) / copies;
+  ge.flows = e_flows;
+  ge.train = e_train;
+  if (e_alpha == 0)
+    ge.flow_sizes = {};  // even: every heavy flow about as fast
+  else
+    ge.flow_sizes.param = e_alpha;
+  ge.active = e_active;
+  ge.packets = uint64_t(double(packets) * share);
+  ge.rate_gbps = 100 * share;
+  std::vector<trace::Generator> gens;
+  for (uint32_t k = 0; k < copies; ++k) gens.emplace_back(gm, k);
+  if (ge.packets) gens.emplace_back(ge, e_copy);
+  const Pkts pkts = Pkts::merge(gens);
+  g.active = active;
   g.flows = flows;
-  g.packets = flows * kFlowLen;
-  g.active = kActive;
-  const Pkts pkts = Pkts::generate(g);
+  // Cannot-help: as many packets of the same population, every flow live and paced evenly, one
+  // packet per train: a flow's next packet is ~active * copies packets later (ms at 100 Gb/s).
+  trace::GenConfig gc = g;
+  gc.flows = population;
+  gc.packets = packets;
+  gc.active = active * copies;
+  gc.train = 1;
+  gc.flow_sizes = {};
+  gc.copies = 1;
+  const Pkts rr_pkts = Pkts::generate(gc);
   const Nanos start = env.warm.ts.back() + kMilli;
-  // Streams: local at 100G and 10G; cannot-help (flows round-robin, random order per round).
-  Stream local100{&pkts}, local10{&pkts}, rr100{&pkts};
+  Stream local100{&pkts}, rr100{&rr_pkts};
   local100.idx.resize(pkts.size());
   std::iota(local100.idx.begin(), local100.idx.end(), 0u);
-  local10.idx = local100.idx;
-  {
-    std::vector<std::vector<uint32_t>> per(flows);
-    for (uint32_t i = 0; i < pkts.size(); ++i) per[pkts.flow[i]].push_back(i);
-    std::vector<uint32_t> perm(flows);
-    std::iota(perm.begin(), perm.end(), 0u);
-    trace::Rng rng(11);
-    for (uint32_t k = 0; rr100.idx.size() < pkts.size(); ++k) {
-      for (size_t i = flows; i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);
-      for (uint32_t f : perm)
-        if (k < per[f].size()) rr100.idx.push_back(per[f][k]);
-    }
-  }
+  rr100.idx.resize(rr_pkts.size());
+  std::iota(rr100.idx.begin(), rr100.idx.end(), 0u);
   local100.retime(100, start);
-  local10.retime(10, start);
   rr100.retime(100, start);
+  auto mean_wire = [](const Pkts& p) {
+    double s = 0;
+    for (uint16_t w : p.wire) s += w;
+    return s / double(p.size());
+  };
+  auto distinct = [](const Pkts& p) {
+    std::vector<uint32_t> f = p.flow;
+    std::sort(f.begin(), f.end());
+    return size_t(std::unique(f.begin(), f.end()) - f.begin());
+  };
   std::printf(
-      "reframe_chain_bench%s: chain %s, firewall 10k generated rules\n"
-      "  population %llu flows (warm-up, untimed); timed: %zu packets of %llu flows x %u, %llu "
-      "live at a time, dc sizes (mean %.0f B); generated in %.1f s\n"
-      "  SLF in: local %.2f, cannot-help %.2f; %d reps, thread CPU time, min over reps\n",
-      quick ? " --quick" : "", kChain, (unsigned long long)population, pkts.size(),
-      (unsigned long long)flows, kFlowLen, (unsigned long long)kActive,
-      [&] {
-        double s = 0;
-        for (uint16_t w : pkts.wire) s += w;
-        return s / double(pkts.size());
-      }(),
-      gen_sw.wall(), slf(pkts, local100.idx), slf(pkts, rr100.idx), reps);
+      "reframe_chain_bench%s: chain %s, firewall 10k generated rules, router 200 routes\n"
+      "  population %llu flows (warm-up, untimed; NAT/counter sized for it)\n"
+      "  paper-like: %zu packets, %zu distinct flows: mice %u copies x (%llu flows, %llu live), "
+      "pareto:%.2f sizes, train %.1f; heavy %llu flows (%llu live, %s sizes, train %.1f) at %.0f%% "
+      "of the "
+      "rate; paced; "
+      "dc sizes (mean %.0f B)\n"
+      "  cannot-help: %zu packets, %llu live flows paced evenly, %zu distinct flows\n"
+      "  generated in %.1f s; SLF in: paper-like %.2f, cannot-help %.2f; %d reps, thread CPU "
+      "time, min over reps\n",
+      quick ? " --quick" : "", kChain, (unsigned long long)population, pkts.size(), distinct(pkts),
+      copies, (unsigned long long)flows, (unsigned long long)active, alpha, train,
+      (unsigned long long)e_flows, (unsigned long long)e_active, e_alpha == 0 ? "even" : "pareto",
+      e_train, 100 * share, mean_wire(pkts), rr_pkts.size(), (unsigned long long)(active * copies),
+      distinct(rr_pkts), gen_sw.wall(), slf(pkts, local100.idx), slf(rr_pkts, rr100.idx), reps);
 
-  std::vector<Group> groups = {{"local-100G", &local100, {}, {}, 0},
-                               {"local-10G", &local10, {}, {}, 0},
+  std::vector<Group> groups = {{"paper-like-100G", &local100, {}, {}, 0},
                                {"cannot-help-100G", &rr100, {}, {}, 0}};
   for (Group& g : groups)
     for (Nanos tb : {16, 64, 128})
       if (g.s != &rr100 || tb == 64) g.cases.push_back({tb * kMicro, {}, {}, 0, {}, {}});
-  const size_t chunk = (pkts.size() / 20 + 31) / 32 * 32;  // 20 chunks, whole bursts
-  for (Group& g : groups) g.prepare(env, pkts);
+  auto chunk = [](const Group& g) {  // 20 chunks, whole bursts
+    return (g.s->idx.size() / 20 + 31) / 32 * 32;
+  };
+  for (Group& g : groups) g.prepare(env, *g.s->p);
+  if (knob("RCB_SLF_ONLY", 0) != 0) {
+    for (const Group& g : groups)
+      for (const Case& c : g.cases)
+        std::printf("%s %lld us: SLF %.2f -> %.2f, passed %.1f%%, lat %.1f/%.1f\n", g.name.c_str(),
+                    (long long)(c.t_buff / kMicro), g.slf_in, c.slf_out, 100 * c.passed,
+                    c.lat_p50_us, c.lat_p99_us);
+    return 0;
+  }
   for (int rep = 0; rep < reps; ++rep) {
-    for (Group& g : groups) g.rep(env, pkts, chunk);
+    for (Group& g : groups) g.rep(env, *g.s->p, chunk(g));
     std::fprintf(stderr, "  rep %d/%d done\n", rep + 1, reps);
   }
-  const double np = double(pkts.size());
   // Paper (Fig. 8, campus trace, input SLF ~1.2): output SLF 1.9/2.9/3.3 at 16/64/128 us.
   auto paper_slf = [](Nanos tb) {
     return tb == 16 * kMicro ? "1.9" : tb == 64 * kMicro ? "2.9" : tb == 128 * kMicro ? "3.3" : "-";
@@ -414,6 +522,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> summary;
   for (const Group& g : groups) {
     const bool cannot = g.s == &rr100;
+    const double np = double(g.s->idx.size());
     for (const Case& c : g.cases) {
       const double base = g.base.min_sum(), chain = c.chain.min_sum(), ref = c.ref.min_sum();
       // Box: Reframer on its own lcore, a pipeline stage: the slower of the two bounds the rate.

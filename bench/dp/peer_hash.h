@@ -6,12 +6,16 @@
 // Both are asked for the same capacity (flows * 5 / 4 entries: nfpark's NFs size their tables
 // as max_flows and FlowTable over-provisions by 5/4 inside; rte_hash gets that many entries).
 // rte_hash hashes with rte_hash_crc (SSE4.2 CRC32, what l3fwd uses); nfpark with FlowKeyHash64.
+// Insert: nfpark in bursts of 32 as its NFs insert (and one by one), rte_hash one by one (it has
+// no burst add); one build each, N = 1.
 // A burst: rte_hash_lookup_bulk_data (hash, prefetch, compare inside), nfpark's batched find
 // (hash all, prefetch both tag lines, prefetch the matching entry, compare) as the NFs do it,
 // without refreshing last_seen (a lookup only, like rte_hash's).
 #pragma once
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
+
+#include <algorithm>
 
 #include "core/flow_key.h"
 #include "nf/flow_table.h"
@@ -68,16 +72,43 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
   const std::string label = flows >= 1'000'000 ? std::to_string(flows / 1'000'000) + "M-flows"
                                                : std::to_string(flows / 1000) + "k-flows";
   const size_t entries = flows + flows / 4;
+  double nf_one = 0;  // one by one, as rte_hash_add_key_data (rte_hash has no burst add)
+  {
+    Table one(flows, 0);
+    Stopwatch sw1;
+    bool ins;
+    for (uint32_t i = 0; i < flows; ++i) {
+      const FlowKey k = key_of(i);
+      const uint32_t s = one.find_or_insert(k, one.hash(k), 0, ins);
+      if (s != Table::kNone) one.at(s).value = i;
+    }
+    nf_one = sw1.cpu();
+    if (one.size() != flows) return rep.fail("hash " + label + ": nfpark insert failed");
+  }
+  // In bursts of 32, as the NFs insert new flows (KeyedBurst: hash all, prefetch the tag lines,
+  // prefetch the entries for insert, then find_or_insert).
   Table mine(flows, 0);
   Stopwatch sw;
-  bool ins;
-  for (uint32_t i = 0; i < flows; ++i) {
-    const FlowKey k = key_of(i);
-    const uint32_t s = mine.find_or_insert(k, mine.hash(k), 0, ins);
-    if (s != Table::kNone) mine.at(s).value = i;
+  {
+    FlowKey k[32];
+    uint64_t h[32];
+    bool ins;
+    for (uint32_t i = 0; i < flows; i += 32) {
+      const uint32_t n = std::min<uint32_t>(32, uint32_t(flows) - i);
+      for (uint32_t j = 0; j < n; ++j) {
+        k[j] = key_of(i + j);
+        h[j] = mine.hash(k[j]);
+        mine.prefetch_buckets(h[j]);
+      }
+      for (uint32_t j = 0; j < n; ++j) mine.prefetch_entry(h[j], true);
+      for (uint32_t j = 0; j < n; ++j) {
+        const uint32_t s = mine.find_or_insert(k[j], h[j], 0, ins);
+        if (s != Table::kNone) mine.at(s).value = i + j;
+      }
+    }
   }
   const double nf_build = sw.cpu();
-  if (mine.size() != flows) return rep.fail("hash " + label + ": nfpark insert failed");
+  if (mine.size() != flows) return rep.fail("hash " + label + ": nfpark burst insert failed");
   struct Peer {
     const char* name;
     uint8_t flags;
@@ -108,11 +139,17 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
     p.mem = dpdk_heap_bytes() - heap0;
   }
   std::printf(
-      "\nflow table %s (capacity %zu): insert nfpark %.1f ns/flow, rte_hash %.1f, lock-free "
-      "%.1f | memory nfpark %zu KiB, rte_hash %zu KiB, lock-free %zu KiB\n",
-      label.c_str(), entries, nf_build * 1e9 / double(flows), peers[0].build * 1e9 / double(flows),
-      peers[1].build * 1e9 / double(flows), mine.slots() * Table::bytes_per_slot() / 1024,
-      peers[0].mem / 1024, peers[1].mem / 1024);
+      "\nflow table %s (capacity %zu): insert nfpark %.1f ns/flow in bursts (%.1f one by one), "
+      "rte_hash %.1f, lock-free %.1f | memory nfpark %zu KiB, rte_hash %zu KiB, lock-free %zu "
+      "KiB\n",
+      label.c_str(), entries, nf_build * 1e9 / double(flows), nf_one * 1e9 / double(flows),
+      peers[0].build * 1e9 / double(flows), peers[1].build * 1e9 / double(flows),
+      mine.slots() * Table::bytes_per_slot() / 1024, peers[0].mem / 1024, peers[1].mem / 1024);
+  for (size_t i = 0; i < 2; ++i) {  // insert: one build each (N = 1)
+    Ratio r;
+    r.base.add(peers[i].build / double(flows)), r.variant.add(nf_build / double(flows));
+    rep.ratios.push_back(peer_ratio(i ? "dpdk-hash-lf" : "dpdk-hash", label + " insert", r));
+  }
   const size_t n = o.quick ? 131072 : 524288;
   for (bool hit : {true, false}) {
     const char* kname = hit ? "hit" : "miss";

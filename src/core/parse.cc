@@ -6,10 +6,14 @@ namespace nfpark {
 
 std::string_view to_string(ParseStatus s) {
   switch (s) {
-    case ParseStatus::kOk: return "ok";
-    case ParseStatus::kTruncated: return "truncated";
-    case ParseStatus::kMalformed: return "malformed";
-    case ParseStatus::kNotIp: return "not_ip";
+    case ParseStatus::kOk:
+      return "ok";
+    case ParseStatus::kTruncated:
+      return "truncated";
+    case ParseStatus::kMalformed:
+      return "malformed";
+    case ParseStatus::kNotIp:
+      return "not_ip";
   }
   return "unknown";
 }
@@ -38,10 +42,16 @@ uint32_t icmp_error_quote(const uint8_t* d, uint32_t len, uint32_t off, uint32_t
 ParseStatus parse_l4(const uint8_t* d, uint32_t len, uint32_t off, PacketLayout& L) {
   uint32_t need = 0;
   switch (L.l4_proto) {
-    case proto::kTcp: need = proto::kTcpHeader; break;
-    case proto::kUdp: need = proto::kUdpHeader; break;
+    case proto::kTcp:
+      need = proto::kTcpHeader;
+      break;
+    case proto::kUdp:
+      need = proto::kUdpHeader;
+      break;
     case proto::kIcmp:
-    case proto::kIcmpV6: need = proto::kIcmpHeader; break;
+    case proto::kIcmpV6:
+      need = proto::kIcmpHeader;
+      break;
     default:  // unknown transport: headers end at L3
       L.payload_off = uint16_t(off);
       return ParseStatus::kOk;
@@ -97,9 +107,9 @@ ParseStatus parse_ipv6(const uint8_t* d, uint32_t len, uint32_t off, PacketLayou
   uint32_t pos = off + proto::kIpv6Header;
   for (int hops = 0; hops < 8; ++hops) {
     switch (next) {
-      case 0:    // hop-by-hop options
-      case 43:   // routing
-      case 60: { // destination options
+      case 0:     // hop-by-hop options
+      case 43:    // routing
+      case 60: {  // destination options
         if (pos + 2 > len) return ParseStatus::kTruncated;
         uint32_t hlen = (uint32_t(d[pos + 1]) + 1) * 8;
         if (pos + hlen > L.ip_end) return ParseStatus::kMalformed;
@@ -143,16 +153,22 @@ ParseStatus parse_ipv6(const uint8_t* d, uint32_t len, uint32_t off, PacketLayou
 
 PacketLayout parse_packet(const uint8_t* d, uint32_t len) {
   PacketLayout L;
+  parse_packet(d, len, L);
+  return L;
+}
+
+void parse_packet(const uint8_t* d, uint32_t len, PacketLayout& L) {
+  L = PacketLayout{};
   L.captured = len;
-  if (len < proto::kEthHeader) return L;  // kTruncated
+  if (len < proto::kEthHeader) return;  // kTruncated
   uint32_t off = 12;
   uint16_t type = load_be16(d + off);
   while (type == proto::kEthVlan || type == proto::kEthQinQ || type == proto::kEthVlanOld) {
     if (L.vlans == 2) {
       L.status = ParseStatus::kMalformed;
-      return L;
+      return;
     }
-    if (off + 2 + proto::kVlanTag > len) return L;
+    if (off + 2 + proto::kVlanTag > len) return;
     off += proto::kVlanTag;
     type = load_be16(d + off);
     ++L.vlans;
@@ -168,7 +184,6 @@ PacketLayout parse_packet(const uint8_t* d, uint32_t len) {
     L.payload_off = uint16_t(off);
     L.status = ParseStatus::kNotIp;
   }
-  return L;
 }
 
 }  // namespace nfpark

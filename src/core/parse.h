@@ -32,20 +32,22 @@ constexpr uint32_t kEthHeader = 14, kVlanTag = 4, kIpv4Header = 20, kIpv6Header 
 
 struct PacketLayout {
   ParseStatus status = ParseStatus::kTruncated;
-  uint8_t vlans = 0;        // number of VLAN tags (0..2)
-  uint8_t ip_version = 0;   // 4, 6, or 0 when not IP
-  uint8_t l4_proto = 0;     // final protocol number (TCP 6, UDP 17, ...), 0 if none
-  bool fragment = false;    // IPv4 MF/offset or IPv6 Fragment header present
+  uint8_t vlans = 0;       // number of VLAN tags (0..2)
+  uint8_t ip_version = 0;  // 4, 6, or 0 when not IP
+  uint8_t l4_proto = 0;    // final protocol number (TCP 6, UDP 17, ...), 0 if none
+  bool fragment = false;   // IPv4 MF/offset or IPv6 Fragment header present
   bool first_fragment = true;
-  uint16_t ethertype = 0;   // innermost EtherType
-  uint16_t l3_off = 0;      // IP header
-  uint16_t l4_off = 0;      // L4 header; 0 when there is none (non-first fragment, unknown proto)
-  uint16_t payload_off = 0; // first byte after all headers (end of L4 header, or of L3)
-  uint32_t ip_end = 0;      // where the IP header's length field says the packet ends
-  uint32_t captured = 0;    // bytes that were available to the parser
+  uint16_t ethertype = 0;    // innermost EtherType
+  uint16_t l3_off = 0;       // IP header
+  uint16_t l4_off = 0;       // L4 header; 0 when there is none (non-first fragment, unknown proto)
+  uint16_t payload_off = 0;  // first byte after all headers (end of L4 header, or of L3)
+  uint32_t ip_end = 0;       // where the IP header's length field says the packet ends
+  uint32_t captured = 0;     // bytes that were available to the parser
 
   bool ok() const { return status == ParseStatus::kOk; }
-  bool has_ports() const { return l4_off != 0 && (l4_proto == proto::kTcp || l4_proto == proto::kUdp); }
+  bool has_ports() const {
+    return l4_off != 0 && (l4_proto == proto::kTcp || l4_proto == proto::kUdp);
+  }
   bool is_tcp() const { return l4_off != 0 && l4_proto == proto::kTcp; }
   bool is_udp() const { return l4_off != 0 && l4_proto == proto::kUdp; }
   // L4 payload length as declared by the IP header (independent of what was captured).
@@ -58,6 +60,9 @@ struct PacketLayout {
 };
 
 PacketLayout parse_packet(const uint8_t* data, uint32_t len);
+// The same, written into `out` (a view's layout): no copy of a freshly written struct, whose
+// wide reload would wait for the parser's narrow stores (a store-forwarding stall per packet).
+void parse_packet(const uint8_t* data, uint32_t len, PacketLayout& out);
 
 // ICMP messages that report an error about another datagram (and quote it): ICMPv4 destination
 // unreachable 3, source quench 4, redirect 5, time exceeded 11, parameter problem 12 (RFC 792);
@@ -65,6 +70,8 @@ PacketLayout parse_packet(const uint8_t* data, uint32_t len);
 constexpr bool icmpv4_is_error(uint8_t type) {
   return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
 }
-constexpr bool icmpv6_is_error(uint8_t type) { return type >= 1 && type < 128; }
+constexpr bool icmpv6_is_error(uint8_t type) {
+  return type >= 1 && type < 128;
+}
 
 }  // namespace nfpark

@@ -20,7 +20,9 @@ uint32_t Shard::of(const uint8_t* data, uint32_t len) const {
       if (std::find(r.dst4.begin(), r.dst4.end(), dst) != r.dst4.end())
         return uint32_t(uint16_t(k.dport - r.port_min)) % n_;
   }
-  return uint32_t(k.symmetric_hash() % n_);
+  // Mixed once more: the server choice (park/server_choice.h) takes its home server from the
+  // same hashes (h % M), and worker and server must be independent.
+  return uint32_t(mix64(k.symmetric_hash() ^ 0x5348415244ULL) % n_);
 }
 
 }  // namespace nfpark

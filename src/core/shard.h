@@ -1,7 +1,11 @@
 // Shard: which of N workers (lcores) a frame belongs to — the software stand-in for a NIC's RSS
 // with a symmetric key, plus the steering rules an NF asks for (the NIC's flow-director rules).
 //
-//   worker = rule(frame) if a steering rule matches, else symmetric_hash(flow) mod N
+//   worker = rule(frame) if a steering rule matches, else mix(symmetric_hash(flow)) mod N
+//
+// (mixed once more so that the worker is independent of the NF server a flow goes to: the
+// server choice takes h mod M of the same hashes, and with N = M worker w would otherwise talk
+// to server w only.)
 //
 // The flow is the 5-tuple of TCP/UDP (ICMP echo: its identifier as both ports) and the address
 // pair + protocol of everything else IP, fragments included (only a first fragment carries

@@ -83,6 +83,8 @@ struct MbufOps {
   static uint32_t head_len(Handle m) { return m->data_len; }
   static uint32_t pkt_len(Handle m) { return m->pkt_len; }
   static uint32_t cut_len(Handle m) { return MbufMeta::cut(m); }
+  // Replaying a trace: the packet's own trace time (NfBurst's chain clock, park/nf_burst.h).
+  static int64_t trace_ts(Handle m) { return MbufMeta::ts(m); }
   // The in-place cases are inline (they are the hot path); the rest is in mbuf_ops.cc.
   NFPARK_HOT_INLINE static Handle make_header(Handle orig, uint32_t hdr, uint32_t gap,
                                               uint32_t tail_off, uint32_t tail_len, Lent* lent) {

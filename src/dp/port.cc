@@ -303,16 +303,21 @@ bool Port::gone() {
 }
 
 void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
-  if (max_frame_ != UINT32_MAX) {
-    bool all_fit = true;
-    for (uint16_t i = 0; i < n; ++i) all_fit &= pkts[i]->pkt_len <= max_frame_;
-    if (!all_fit) {
-      drop_too_long(pkts, n);
-      pkts = fit_.data();
-      n = uint16_t(fit_.size());
-    }
+  // One pass: the bytes, and whether every frame fits (the common case: no second pass).
+  uint64_t bytes = 0;
+  uint32_t longest = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    bytes += pkts[i]->pkt_len;
+    longest = std::max(longest, pkts[i]->pkt_len);
   }
-  for (uint16_t i = 0; i < n; ++i) tx_bytes += pkts[i]->pkt_len;
+  if (longest > max_frame_) {
+    drop_too_long(pkts, n);
+    pkts = fit_.data();
+    n = uint16_t(fit_.size());
+    bytes = 0;
+    for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+  }
+  tx_bytes += bytes;
   tx_packets += n;
   if (gate_) {
     gate_->hold();

@@ -231,16 +231,6 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   res.live = !cfg.traffic_ports.empty();
   catch_stop_signals();
   if (cfg.role == Role::kNf) return run_nf_role(cfg, res, err);
-  if (cfg.workers > 1 && cfg.nf_servers > 1)
-    return (err = "--workers " + std::to_string(cfg.workers) + " with --nf-servers " +
-                  std::to_string(cfg.nf_servers) +
-                  ": several NF servers run with one worker for now (docs/run.md, Workers)"),
-           2;
-  if (cfg.workers > 1 && res.live)
-    return (err = "--workers " + std::to_string(cfg.workers) +
-                  " with --traffic: live ports run with one worker for now (docs/run.md, "
-                  "Workers); replay a trace (--in) or use --workers 1"),
-           2;
   trace::TraceReader reader;
   if (!res.live && !reader.open(cfg.in_path)) return (err = reader.error()), 2;
   // The output goes to a temporary file beside --out, moved over it at the end (or removed).

@@ -239,10 +239,12 @@ uint32_t SwitchLoop::to_nf() {
     rte_mbuf** b = in_[t];
     uint16_t n = refused_[t];  // what the mode refused last time goes first
     if (!n) {
-      n = traffic_[t].rx(b, kBurst);
+      n = traffic_.rx(t, b, kBurst);
       if (!n) continue;
       traffic_[t].count_rx(b, n);
-      traffic_.learn(t, b, n);
+      // Sides by address only for frames that come back from another process (their ingress
+      // port is lost there); in one process every frame keeps it (TrafficPorts::egress).
+      if (external_nf_) traffic_.learn(t, b, n);
       if (live_) seen_traffic_ = true;
     }
     const size_t m = sw_nf_.size();

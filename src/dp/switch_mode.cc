@@ -34,15 +34,20 @@ class Baseline final : public SwitchMode {
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
     for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
+    uint64_t bytes = 0, touched = 0;  // the burst's sums: one counter update per burst
     for (uint16_t i = 0; i < n; ++i) {
-      hb_.rx_host(p[i]->pkt_len);
-      hb_.nf(header_len(p[i]));
+      bytes += p[i]->pkt_len;
+      touched += header_len(p[i]);
     }
+    hb_.rx_host_burst(n, bytes);
+    hb_.nf_burst(n, touched);
     nf.insert(nf.end(), p, p + n);
     return n;
   }
   void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
-    for (uint16_t i = 0; i < n; ++i) hb_.tx_host(p[i]->pkt_len);
+    uint64_t bytes = 0;
+    for (uint16_t i = 0; i < n; ++i) bytes += p[i]->pkt_len;
+    hb_.tx_host_burst(n, bytes);
     out.insert(out.end(), p, p + n);
   }
   void drain(std::vector<rte_mbuf*>&) override {}

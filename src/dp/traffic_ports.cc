@@ -1,5 +1,7 @@
 #include "dp/traffic_ports.h"
 
+#include <algorithm>
+
 #include "dp/run_report.h"
 
 namespace nfpark::dp {
@@ -17,10 +19,18 @@ bool TrafficPorts::open_replay(rte_mempool* pool, uint32_t ring_size, uint16_t q
   return Port::ring_ends("traffic", pool, ports_[0], wire_in, wire_out, err, ring_size, queues);
 }
 
+std::string TrafficPorts::with_queues(const std::string& spec, uint16_t queues) {
+  const bool af_packet =
+      spec.rfind("vdev:net_af_packet", 0) == 0 || spec.rfind("vdev:eth_af_packet", 0) == 0;
+  if (queues <= 1 || !af_packet || spec.find("qpairs=") != std::string::npos) return spec;
+  return spec + ",qpairs=" + std::to_string(queues);
+}
+
 bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mempool* pool,
-                             const BufferSplit* split, std::string& err) {
+                             const BufferSplit* split, std::string& err, uint16_t queues) {
   n_ = 2;
-  return Port::open(a, pool, ports_[0], err, split) && Port::open(b, pool, ports_[1], err, split);
+  return Port::open(with_queues(a, queues), pool, ports_[0], err, split, queues) &&
+         Port::open(with_queues(b, queues), pool, ports_[1], err, split, queues);
 }
 
 void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
@@ -29,7 +39,14 @@ void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
     ports_[0].tx(v.data(), uint16_t(v.size()));
     return;
   }
-  for (rte_mbuf* m : v) egress(m).tx(&m, 1);
+  // One burst per port (each port's packets keep their order), not one tx call per packet.
+  for (auto& b : by_port_) b.clear();
+  for (rte_mbuf* m : v) by_port_[&egress(m) == &ports_[0] ? 0 : 1].push_back(m);
+  for (int t = 0; t < 2; ++t) {
+    const std::vector<rte_mbuf*>& b = by_port_[t];
+    for (size_t i = 0; i < b.size(); i += kMaxTx)
+      ports_[t].tx(b.data() + i, uint16_t(std::min<size_t>(kMaxTx, b.size() - i)));
+  }
 }
 
 bool TrafficPorts::flushed() {

@@ -4,7 +4,10 @@
 //                            ring and the writer drains its TX ring — a packet leaves where it
 //                            came in.
 //   live (--traffic A,B):    two DPDK ports (af_packet on veths, a NIC, ...); a packet that came
-//                            in on one leaves on the other (a bump in the wire).
+//                            in on one leaves on the other (a bump in the wire). With workers,
+//                            one RX and one TX queue per worker on each port (af_packet: qpairs=N
+//                            is added to a spec that does not say), and each worker's view reads
+//                            through its Steer (dp/steer.h): the frames the shard gives it.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -15,6 +18,7 @@
 #include "core/mac_sides.h"
 #include "dp/port.h"
 #include "dp/runner.h"
+#include "dp/steer.h"
 
 namespace nfpark::dp {
 
@@ -36,9 +40,19 @@ class TrafficPorts {
     for (int i = 0; i < n_; ++i) t.ports_[i] = ports_[i].queue(q);
     return t;
   }
-  // Live: ports A and B from their specs; `split` asks them for a hardware header/data split.
+  // Live: ports A and B from their specs; `split` asks them for a hardware header/data split;
+  // `queues` RX and TX queues each (one per worker).
   bool open_live(const std::string& a, const std::string& b, rte_mempool* pool,
-                 const BufferSplit* split, std::string& err);
+                 const BufferSplit* split, std::string& err, uint16_t queues = 1);
+  // The spec of a live port with `queues` queues: an af_packet vdev that does not say gets
+  // qpairs=queues (its sockets in one PACKET_FANOUT group); others are what they offer.
+  static std::string with_queues(const std::string& spec, uint16_t queues);
+  // A worker's view of live ports reads through `s` (the frames the shard gives the worker).
+  void steer_by(Steer* s) { steer_ = s; }
+  // Up to `n` frames from port `t` (through the Steer, when there is one).
+  uint16_t rx(int t, rte_mbuf** b, uint16_t n) {
+    return steer_ ? steer_->rx(t, ports_[t], b, n) : ports_[t].rx(b, n);
+  }
 
   bool live() const { return n_ == 2; }
   int size() const { return n_; }
@@ -80,9 +94,12 @@ class TrafficPorts {
         m->data_len >= 12 ? sides_.egress(rte_pktmbuf_mtod(m, const uint8_t*)) : MacSides::kUnknown;
     return side == 0 ? ports_[0] : ports_[1];
   }
+  static constexpr size_t kMaxTx = 8192;  // packets per Port::tx call from send()
   Port ports_[2];
+  std::vector<rte_mbuf*> by_port_[2];  // send(): each port's share of a live burst, in order
   MacSides sides_;
   int n_ = 0;
+  Steer* steer_ = nullptr;
 };
 
 }  // namespace nfpark::dp

@@ -2,14 +2,18 @@
 // whole pipeline for its share with nothing shared on the per-packet path.
 //
 //   lcore 0 (the wire)   feeder -> traffic RX queue shard(flow) ..... writer <- TX queues 0..N-1
+//                        (live ports: no wire; see Sharding)
 //   lcore 1+q (worker q) traffic queue q -> its SwitchMode -> NF link queue q -> its NfServer
 //                        (inline; or, --role switch, the NF process's worker q on memif queue q)
 //                        -> NF link queue q -> its SwitchMode -> traffic TX queue q
 //
 // Sharding: the replay feeder plays a NIC's RSS with a symmetric key (core/shard.h: both
 // directions of a flow on one worker; a NAT's replies steered to the worker that owns their
-// external port). Ring ports have no RSS of their own; a NIC's RSS, or af_packet's kernel
-// fanout, would do the same on live ports (not wired up yet: live traffic runs with one worker).
+// external port). Live ports (--traffic A+B) have one RX and TX queue pair per worker (af_packet:
+// qpairs=N, the kernel's PACKET_FANOUT spread); worker q reads queue q of both and passes what
+// the shard gives another worker over a steering ring (dp/steer.h), and sends on its own TX
+// queues. Lcore 0 then only watches: a signal, --idle-exit (no frame read by any worker for that
+// long: the workers are told to stop together) and the live stats line / telemetry.
 // Each worker owns its SwitchMode (its store share: run/worker_config.h), its NfServer (NF
 // chain, Reframer, faults), its queue views of every port (Port::queue: own counters, own TX
 // backlog) and its SwitchLoop, which ends on its own once the wire says the input is all on its
@@ -32,7 +36,8 @@
 
 namespace nfpark::dp {
 
-// The switch (one process, or --role switch) over cfg.workers lcores, replaying `reader`.
+// The switch (one process, or --role switch) over cfg.workers lcores, replaying `reader` (or on
+// the live ports of cfg.traffic_ports).
 // Returns 0, 1 (run failed) or 2 (bad configuration found late), as runner.h's run().
 int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWriter* writer,
                        const run::Budget& budget, RunResult& res, std::string& err);

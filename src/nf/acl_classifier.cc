@@ -69,6 +69,28 @@ uint32_t AclClassifier::lookup(const Tree& t, const Point& x) const {
   return scan_leaf(*n, x);
 }
 
+uint32_t AclClassifier::classify4(const Point& p) const {
+  const uint32_t x[AclLeaf4::kFields] = {uint32_t(p[0]), uint32_t(p[2]), uint32_t(p[4]),
+                                         uint32_t(p[5]), uint32_t(p[6])};
+  uint32_t best = kNoMatch;
+  for (const Tree& t : trees_[0]) {
+    if (t.min_rule >= best) break;  // trees are in min_rule order
+    const Node* nodes = t.nodes.data();
+    const Node* n = nodes;
+    while (!(n->meta & kLeaf)) n = nodes + n->a + (p[n->meta] >= n->value);
+    const AclLeaf4* b = leaf4_.data() + n->value;
+    for (uint32_t left = n->meta & ~kLeaf; left > 0; ++b) {
+      if (const uint32_t m = b->match(x)) {
+        const uint32_t r = b->id[__builtin_ctz(m)];
+        best = r < best ? r : best;
+        break;
+      }
+      left = left > AclLeaf4::kLanes ? left - AclLeaf4::kLanes : 0;
+    }
+  }
+  return best;
+}
+
 uint32_t AclClassifier::scan_leaf(const Node& leaf, const Point& x) const {
   const Node* n = &leaf;
   const uint32_t* ids = leaf_rules_.data() + n->a;
@@ -119,10 +141,13 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
   if (opt_.leaf_size == 0) opt_.leaf_size = 1;
   boxes_.clear();
   leaf_rules_.clear();
+  leaf4_.clear();
   stats_ = {};
   for (const auto& r : rules) boxes_.push_back(rule_box(r));
   for (int f = 0; f < 2; ++f) {
     const uint8_t fam = f == 0 ? 4 : 6;
+    building_v4_ = f == 0;
+    leaf_index_.clear();  // an IPv4 leaf has blocks, an IPv6 one not: no sharing across
     std::array<std::vector<uint32_t>, 4> groups;
     for (uint32_t i = 0; i < rules.size(); ++i)
       if (rules[i].family() == 0 || rules[i].family() == fam)
@@ -146,9 +171,10 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
               [](const Tree& a, const Tree& b) { return a.min_rule < b.min_rule; });
     stats_.trees += trees.size();
   }
+  leaf_index_.clear();
   stats_.leaf_rule_refs = leaf_rules_.size();
   stats_.memory_bytes = stats_.nodes * sizeof(Node) + leaf_rules_.size() * sizeof(uint32_t) +
-                        boxes_.size() * sizeof(Box);
+                        boxes_.size() * sizeof(Box) + leaf4_.size() * sizeof(AclLeaf4);
 }
 
 // When every rule of a node lies in less than half of the region along some dimension, one node
@@ -186,10 +212,27 @@ bool AclClassifier::cut_empty_space(Tree& t, uint32_t idx, const Box& region,
 
 void AclClassifier::make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>& rules,
                               uint32_t depth) {
-  t.nodes[idx] = Node{0, uint32_t(leaf_rules_.size()), kLeaf | uint32_t(rules.size())};
-  leaf_rules_.insert(leaf_rules_.end(), rules.begin(), rules.end());
   ++stats_.leaves;
   stats_.max_depth = std::max<size_t>(stats_.max_depth, depth);
+  // Replicated rules make many leaves with the same list: they share one copy (and one block).
+  auto [it, fresh] = leaf_index_.try_emplace(rules, uint32_t(leaf_rules_.size()), leaf4_.size());
+  t.nodes[idx] = Node{it->second.second, it->second.first, kLeaf | uint32_t(rules.size())};
+  if (!fresh) return;
+  leaf_rules_.insert(leaf_rules_.end(), rules.begin(), rules.end());
+  if (building_v4_) {  // IPv4 key fields are 32-bit: clamp the boxes (family-less rules) to them
+    constexpr size_t kDim[AclLeaf4::kFields] = {0, 2, 4, 5, 6};
+    for (size_t j = 0; j < rules.size(); ++j) {
+      if (j % AclLeaf4::kLanes == 0) leaf4_.emplace_back().clear();
+      AclLeaf4& b = leaf4_.back();
+      const Box& box = boxes_[rules[j]];
+      const size_t lane = j % AclLeaf4::kLanes;
+      for (size_t f = 0; f < AclLeaf4::kFields; ++f) {
+        b.lo[f][lane] = uint32_t(std::min<uint64_t>(box.lo[kDim[f]], 0xFFFFFFFFu));
+        b.hi[f][lane] = uint32_t(std::min<uint64_t>(box.hi[kDim[f]], 0xFFFFFFFFu));
+      }
+      b.id[lane] = rules[j];
+    }
+  }
 }
 
 void AclClassifier::build_at(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,

@@ -9,16 +9,21 @@
 // minimise the larger child's rule count (ties: fewer copies), rules that straddle the threshold
 // going to both children. Rules are kept in priority order, and a rule that covers the node's
 // whole region ends the list (the ones after it can never be the first match there). A node with
-// ≤ leaf_size rules, or where no split makes progress, becomes a leaf scanned linearly in
-// priority order. Lookup: ~log2(rules/leaf_size) node hops (16-byte nodes) + a short scan.
+// ≤ leaf_size rules (default 16), or where no split makes progress, becomes a leaf. An IPv4
+// leaf's rules are also laid out as 16-lane AclLeaf4 blocks (acl_leaf4.h): the key is compared
+// with all of them at once (AVX-512/AVX2) and the lowest matching lane is the first match; IPv6
+// leaves are scanned rule by rule in priority order. Leaves with the same rule list share one
+// copy. Lookup: ~log2(rules/leaf_size) node hops (16-byte nodes) + one block compare (IPv4).
 // The tree is immutable after build(); rebuild to change rules.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
 #include "core/flow_key.h"
+#include "nf/acl_leaf4.h"
 #include "nf/acl_rule.h"
 
 namespace nfpark::nf {
@@ -29,7 +34,7 @@ class AclClassifier {
   static constexpr int kDims = 7;
   using Point = std::array<uint64_t, kDims>;
   struct Options {
-    uint32_t leaf_size = 8;   // rules per leaf before splitting
+    uint32_t leaf_size = 16;  // rules per leaf before splitting (one AclLeaf4 block)
     uint32_t max_depth = 48;  // a node this deep becomes a leaf
   };
   struct Stats {
@@ -45,6 +50,7 @@ class AclClassifier {
     return classify(k.ip_version == 6 ? 1 : 0, x);
   }
   uint32_t classify(int family_tree, const Point& x) const {
+    if (family_tree == 0) return classify4(x);
     uint32_t best = kNoMatch;
     for (const Tree& t : trees_[size_t(family_tree)]) {
       if (t.min_rule >= best) break;  // trees are in min_rule order
@@ -63,7 +69,7 @@ class AclClassifier {
     Point lo, hi;
   };
   struct Node {
-    uint64_t value;  // internal: go to child a + 1 when x[dim] >= value
+    uint64_t value;  // internal: go to child a + 1 when x[dim] >= value; IPv4 leaf: first block
     uint32_t a;      // internal: left child; leaf: first entry in leaf_rules_
     uint32_t meta;   // internal: dimension; leaf: kLeaf | rule count
   };
@@ -78,12 +84,16 @@ class AclClassifier {
   bool cut_empty_space(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
                        uint32_t depth);
   uint32_t lookup(const Tree& t, const Point& x) const;
+  uint32_t classify4(const Point& x) const;
   uint32_t scan_leaf(const Node& leaf, const Point& x) const;
   static Box rule_box(const AclRule& r);
 
   Options opt_;
   std::vector<Box> boxes_;
   std::vector<uint32_t> leaf_rules_;
+  std::vector<AclLeaf4> leaf4_;  // IPv4 leaves' rules as 8-lane blocks (acl_leaf4.h)
+  bool building_v4_ = false;
+  std::map<std::vector<uint32_t>, std::pair<uint32_t, uint64_t>> leaf_index_;  // build only
   std::array<std::vector<Tree>, 2> trees_;  // [0] IPv4, [1] IPv6; per rule group
   Stats stats_;
 };

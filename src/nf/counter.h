@@ -2,8 +2,8 @@
 // Ports:    in[0] -> out[0]; never drops, never rewrites.
 // Config:   max_flows (default 65536) · idle_timeout (Nanos, default 60 s).
 // Time:     `now` per burst: last-seen stamps, lazy expiry, 16-slot sweep per burst.
-// State:    FlowTable<FlowKey, FlowStats{packets, bytes}> — 64 B entry + 4 B tag per slot
-//           (65536 flows -> 2^17 slots -> 8.5 MiB; 1M flows -> 2^21 slots -> 136 MiB).
+// State:    FlowTable<FlowKey, FlowStats{packets, bytes}> — 64 B entry + 2 B tag per slot
+//           (65536 flows -> 2^17 slots -> 8.3 MiB; 1M flows -> 2^21 slots -> 132 MiB).
 // Counters: packets, bytes (wire_len, the original frame length), flows_active, flows_created,
 //           flows_expired, untracked (table full: counted in the totals, not per flow),
 //           not_ip (no flow key: counted in the totals only).

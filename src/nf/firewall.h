@@ -1,13 +1,14 @@
 // Element:  Firewall — 5-tuple ACL, first match wins; deny drops, allow passes.
 // Ports:    in[0] headers -> out[0] allowed                diagram:  in0 --> [Firewall] --> out0
 // Config:   rules_file (default "": generate rules) · generated_rules (default 10000) ·
-//           seed (default 1) · default_action allow|deny (default allow) · leaf_size (default 8)
+//           seed (default 1) · default_action allow|deny (default allow) · leaf_size (default 16)
 // Time:     none.                           State: AclClassifier built once from the rules.
 // Counters: rx, allowed, drop.denied, default_action (packets that matched no rule),
 //           no_l3 (non-IP/malformed: given the default action), rules
-// Cost:     acl_bench: 8 ns/lookup at 10k generated rules for generated traffic (linear
-//           scan: 28 us), 100–260 ns for keys deep inside dense rule sets; nf_bench --quick:
-//           ~31 ns/pkt over forward incl. key extraction at 1000 rules.
+// Cost:     acl_bench: 6 ns/lookup at 10k generated rules for generated traffic (linear
+//           scan: 20 us), 30–80 ns for IPv4 keys aimed inside dense rule sets (1k–20k rules;
+//           was 80–330 before the SIMD leaves); nf_bench --quick: ~31 ns/pkt over forward incl.
+//           key extraction at 1000 rules.
 // Runs:     one classification per run of a flow (run_burst.h), its verdict given to the run.
 // Refs:     Qi et al., HyperSplit (INFOCOM 2009); Vamanan et al., EffiCuts (SIGCOMM 2010).
 //
@@ -33,7 +34,7 @@ struct FirewallConfig {
   uint32_t generated_rules = 10000;
   uint64_t seed = 1;
   AclAction default_action = AclAction::kAllow;
-  uint32_t leaf_size = 8;
+  uint32_t leaf_size = 16;
 
   static bool parse(const toml::table& t, FirewallConfig& out, std::string& error);
 };
@@ -42,7 +43,7 @@ class Firewall final : public Nf {
  public:
   static std::unique_ptr<Firewall> create(const FirewallConfig& cfg, std::string& error);
   // With explicit rules (tests, benches).
-  Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size = 8);
+  Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size = 16);
   std::string_view name() const override { return "firewall"; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,

@@ -1,37 +1,47 @@
 // FlowTable: a fixed-size hash table for per-flow state, with idle expiry.
 //
 // Element:  (library) used by nat, lb, counter and rate_limiter.
-// Config:   capacity (flows; the table allocates next_pow2(capacity * 5 / 4) slots, rounded up
-//           to a whole bucket) · idle_timeout (Nanos; 0 = entries never expire).
+// Config:   capacity (flows; the table allocates next_pow2(capacity * 5 / 4) slots, at least two
+//           buckets of 32) · idle_timeout (Nanos; 0 = entries never expire).
 // Time:     `now` is passed to every call; no clock is read.
-// State:    slots = buckets * 16. Per slot: one Entry {Key, Value, Nanos last_seen} padded to
-//           16/32/64 B, plus a 4-byte tag. With Key = FlowKey (40 B) and Value <= 16 B an Entry is
-//           64 B (one cache line), so a slot costs 68 B and a flow at most 68 * 2.5 = 170 B at the
-//           worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots -> 136 MiB.
-//           Tags and entries live in HugeArray (2 MiB pages where transparent huge pages are
-//           enabled: a 1M-flow table then costs the TLB 70 entries, not 35k), written once at
+// State:    slots = buckets * 32, of which 31 per bucket hold flows (lane 0 of each bucket's tag
+//           line is its overflow count). Per slot: one Entry {Key, Value, Nanos last_seen} padded
+//           to 16/32/64 B, plus a 2-byte tag. With Key = FlowKey (40 B) and Value <= 16 B an Entry
+//           is 64 B (one cache line), so a slot costs 66 B and a flow at most 66 * 2.5 * 32/31 =
+//           170 B at the worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots ->
+//           132 MiB. Tags and entries live in HugeArray (2 MiB pages where transparent huge pages
+//           are enabled: a 1M-flow table then costs the TLB 66 entries, not 34k), written once at
 //           construction so the packet path takes no page faults.
 // Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
-// Cost:     one hash + 2 tag lines (both candidates compared at once, no branch on which bucket
-//           holds the key) + 1 entry line; batched (hash all, prefetch tags, prefetch entries):
-//           11 ns/lookup at 1k flows, 54 at 1M (peers_lib_bench hash, vs rte_hash 14 / 80).
+// Cost:     one hash + 1 tag line (2 when the key's first bucket has overflowed: rare below 70%
+//           load) + 1 entry line; batched (hash all, prefetch tag lines, prefetch entries). See
+//           docs/performance.md section 6 (peers_lib_bench hash: vs rte_hash, 1k and 1M flows).
 //
-// Theory of operation. Buckets hold 16 slots, whose tags fill one cache line. A key hashes to two
-// candidate buckets (b1 = low bits of the hash, b2 = b1 xor a function of the tag), like a cuckoo
-// table without displacement: lookups read at most two tag lines (64 B each) and the entry whose
-// tag matches; an insert goes to the emptier of the two buckets ("power of two choices"). Tags are
-// the hash's high 32 bits with the low bit forced to 1, so 0 marks an empty slot. Entries never
-// move, so a slot index is a stable handle until the entry is erased (NAT keeps slot indices in its
-// reverse map). Expiry is lazy: an entry idle for more than idle_timeout is removed when a lookup
-// or insert meets it, and sweep() walks a bounded number of slots per call so that dead flows leave
-// even when nothing touches them. Every removal of a live-at-insert entry by expiry calls the
-// OnExpire hook (key, value, slot) before the slot is cleared; erase() does not. Insert fails
-// (returns kNone, counted) only when all 16 candidate slots hold live flows; with the 5/4
-// over-provisioning and power-of-two rounding the load factor stays <= 80%, where two 8-way choices
-// essentially never fail (tests/nf/flow_table_test.cc fills to capacity). Nothing is allocated
-// after construction. Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3"
-// (NSDI'13, tags + 2 choices);
-//           DPDK rte_hash bulk lookup (hash all, prefetch, compare).
+// Theory of operation. A bucket's 32 16-bit tags fill one cache line: lane 0 counts the keys whose
+// first bucket this is but which live in their second one ("overflow"), lanes 1-31 tag the slots.
+// A key hashes to a first bucket b1 (low bits of the hash) and a 15-bit tag t (high bits, never
+// 0); its second bucket is b2 = b1 xor f(t), so either bucket and the tag give the other (f is
+// odd, b2 != b1). A key in b1 is tagged t, in b2 t | 0x8000: a tag match in b2 is therefore always
+// a key whose first bucket is b1. Lookups compare the 31 tags of b1 in one vector compare, read
+// the entries whose tag matches, and read b2's line only when b1's overflow count is not zero —
+// so most misses cost one tag line (MemC3/rte_hash read both candidate buckets every time).
+// Inserts fill b1 while it holds fewer than kFirstChoice (28) flows, then take the emptier of b1
+// and b2 ("power of two choices", counting the overflow in b1), then an expired entry of either.
+// Simulated and tested: no insert fails up to the 80% load the 5/4 sizing allows, and below ~50%
+// load (a capacity just under a power of two, e.g. 1M) about 0.1% of buckets ever overflow.
+// Entries never move, so a slot index is a stable handle until the entry is erased (NAT keeps slot
+// indices in its reverse map). Expiry is lazy: an entry idle for more than idle_timeout is removed
+// when a lookup or insert meets it, and sweep() walks a bounded number of slots per call so that
+// dead flows leave even when nothing touches them. Every removal of a live-at-insert entry by
+// expiry calls the OnExpire hook (key, value, slot) before the slot is cleared; erase() does not.
+// Removing a key that lives in its b2 decrements b1's overflow count (b1 = b2 xor f(t)); the
+// count saturates at 0xFFFF and then stays (lookups of that bucket always read b2: slower, never
+// wrong). Insert fails (returns kNone, counted) only when both candidate buckets hold 31 live
+// flows. Nothing is allocated after construction.
+// Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3" (NSDI'13, tags + 2
+//           choices); DPDK rte_hash (16-bit signatures, bulk lookup: hash all, prefetch,
+//           compare); the overflow count follows the "bucket overflow" bits of Horton tables
+//           (Breslow et al., ATC'16), simplified to a count in the tag line.
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -42,7 +52,7 @@
 #include <new>
 #include <type_traits>
 #include <utility>
-#if defined(__AVX512F__)
+#if defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
 
@@ -64,7 +74,10 @@ class FlowTable {
   static constexpr size_t kAlign = kRaw <= 16 ? 16 : kRaw <= 32 ? 32 : kRaw <= 64 ? 64 : 8;
 
  public:
-  static constexpr uint32_t kWays = 16;
+  static constexpr uint32_t kWays = 32;  // tag lanes per bucket (one cache line of uint16)
+  static constexpr uint32_t kFlowWays = kWays - 1;  // lane 0 is the overflow count
+  // b1 is filled alone up to this many flows before an insert considers b2 (see above).
+  static constexpr uint32_t kFirstChoice = 28;
   static constexpr uint32_t kNone = UINT32_MAX;
   // Slots the NFs sweep per burst: a 2^21-slot table is swept every 131k bursts (4M packets).
   static constexpr size_t kSweepPerBurst = 16;
@@ -79,13 +92,13 @@ class FlowTable {
     size_t want = std::max<size_t>(capacity + capacity / 4, 2 * kWays);
     slots_ = std::bit_ceil(want);
     mask_ = uint32_t(slots_ / kWays - 1);
-    // Huge pages where the kernel gives them (a 1M-flow table spans 136 MiB: 4 KiB pages would
+    // Huge pages where the kernel gives them (a 1M-flow table spans 132 MiB: 4 KiB pages would
     // miss the TLB on every lookup); written once here so no page faults on the packet path.
     tag_mem_.resize(slots_, 0);
     entry_mem_.resize(slots_, Entry{});
     tags_ = tag_mem_.data();
     entries_ = entry_mem_.data();
-    std::memset(tags_, 0, slots_ * 4);
+    std::memset(tags_, 0, slots_ * sizeof(uint16_t));
     std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
   }
   FlowTable(const FlowTable&) = delete;
@@ -110,33 +123,39 @@ class FlowTable {
 
   uint64_t hash(const Key& k) const { return hash_(k); }
 
-  // Stage 1 of a batch: prefetch both candidate tag groups of hash `h`.
-  void prefetch_buckets(uint64_t h) const {
-    __builtin_prefetch(&tags_[b1(h) * kWays]);
-    __builtin_prefetch(&tags_[b2(h) * kWays]);
-  }
-  // Stage 2: read the (prefetched) tags and prefetch the entry that will probably match.
-  void prefetch_entry(uint64_t h) const {
-    const uint32_t c1 = b1(h), c2 = b2(h);
-    const uint32_t m = match2(c1, c2, tag(h));
-    if (m) __builtin_prefetch(&entries_[slot_at(c1, c2, m)]);
+  // Stage 1 of a batch: prefetch the tag line of the key's first bucket.
+  void prefetch_buckets(uint64_t h) const { __builtin_prefetch(&tags_[b1(h) * kWays]); }
+  // Stage 2: read the (prefetched) tags and prefetch the entry that will probably match, or the
+  // second bucket's tag line when the key is not in the first and the first has overflowed.
+  // `for_insert` (callers that insert what they do not find): a key absent from its first bucket
+  // also prefetches, for writing, the entry an insert would take there — an insert's cost is the
+  // tag line plus that entry line, and a burst's new flows then fetch them together (a 1M-flow
+  // table: one by one ~350 ns/insert, staged 44-54 vs 59-70 without it; it costs pure lookups a
+  // line they do not need, hence not the default).
+  void prefetch_entry(uint64_t h, bool for_insert = false) const {
+    const uint32_t c1 = b1(h), t = tag(h);
+    if (const uint32_t m = match(c1, t)) {
+      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(m))]);
+    } else if (overflow(c1)) {
+      __builtin_prefetch(&tags_[alt(c1, t) * kWays]);
+    } else if (const uint32_t e = for_insert ? match(c1, 0) : 0) {
+      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(e))], 1);
+    }
   }
 
   // Live entry of `k` or kNone. Refreshes last_seen when `touch`. Expired matches are removed.
   uint32_t find(const Key& k, uint64_t h, Nanos now, bool touch = true) {
-    const uint32_t c1 = b1(h), c2 = b2(h);
-    for (uint32_t m = match2(c1, c2, tag(h)); m; m &= m - 1) {  // bucket c1's slots first
-      const uint32_t s = slot_at(c1, c2, m);
-      Entry& e = entries_[s];
-      if (!(e.key == k)) continue;
-      if (expired(e, now)) {
-        expire(s);
-        return kNone;
-      }
-      if (touch) e.last_seen = now;
-      return s;
+    const uint32_t c1 = b1(h), t = tag(h);
+    uint32_t s = find_in(c1, t, k);
+    if (s == kNone && overflow(c1)) s = find_in(alt(c1, t), t | kSecond, k);
+    if (s == kNone) return kNone;
+    Entry& e = entries_[s];
+    if (expired(e, now)) {
+      expire(s);
+      return kNone;
     }
-    return kNone;
+    if (touch && now > e.last_seen) e.last_seen = now;  // a held packet may be older
+    return s;
   }
 
   // Finds `k` or inserts it with a value-initialised Value. `inserted` tells which.
@@ -145,13 +164,11 @@ class FlowTable {
     inserted = false;
     uint32_t s = find(k, h, now);
     if (s != kNone) return s;
-    uint32_t t = tag(h);
-    s = free_slot(b1(h), b2(h), now);
+    s = place(b1(h), tag(h), now);
     if (s == kNone) {
       ++insert_failed_;
       return kNone;
     }
-    tags_[s] = t;
     entries_[s].key = k;
     entries_[s].value = Value{};
     entries_[s].last_seen = now;
@@ -162,11 +179,14 @@ class FlowTable {
 
   // Removes the entry at `slot` without calling the hook.
   void erase(uint32_t slot) {
-    if (tags_[slot] == 0) return;
-    tags_[slot] = 0;
+    if (!occupied(slot)) return;
+    clear(slot);
     --size_;
   }
-  bool occupied(uint32_t slot) const { return slot < slots_ && tags_[slot] != 0; }
+  // True when `slot` holds an entry (lane 0 of a bucket never does: it is the overflow count).
+  bool occupied(uint32_t slot) const {
+    return slot < slots_ && (slot & (kWays - 1)) != 0 && tags_[slot] != 0;
+  }
   Entry& at(uint32_t slot) { return entries_[slot]; }
   const Entry& at(uint32_t slot) const { return entries_[slot]; }
   // True when the entry at `slot` is live at `now`; an expired one is removed (hook called).
@@ -184,7 +204,7 @@ class FlowTable {
     for (size_t i = 0; i < max_slots; ++i) {
       uint32_t s = cursor_;
       cursor_ = uint32_t((cursor_ + 1) & (slots_ - 1));
-      if (tags_[s] != 0 && expired(entries_[s], now)) {
+      if (occupied(s) && expired(entries_[s], now)) {
         expire(s);
         ++removed;
       }
@@ -195,7 +215,7 @@ class FlowTable {
   template <class F>
   void for_each(F&& f) const {
     for (size_t s = 0; s < slots_; ++s)
-      if (tags_[s]) f(entries_[s]);
+      if (occupied(uint32_t(s))) f(entries_[s]);
   }
 
   size_t size() const { return size_; }
@@ -203,59 +223,96 @@ class FlowTable {
   Nanos idle_timeout() const { return timeout_; }
   uint64_t expired_count() const { return expired_; }
   uint64_t insert_failed() const { return insert_failed_; }
-  static constexpr size_t bytes_per_slot() { return sizeof(Entry) + sizeof(uint32_t); }
+  // Keys of `slot`'s bucket that live in their second bucket (for tests and diagnostics).
+  uint32_t overflow_of(uint32_t slot) const { return overflow(slot / kWays); }
+  static constexpr size_t bytes_per_slot() { return sizeof(Entry) + sizeof(uint16_t); }
 
  private:
-  static uint32_t tag(uint64_t h) { return uint32_t(h >> 32) | 1u; }
+  static constexpr uint16_t kSecond = 0x8000;  // tag bit: the key lives in its second bucket
+  static constexpr uint16_t kSaturated = 0xFFFF;
+  static constexpr uint32_t kFlowLanes = ~1u;  // lanes 1-31 of a match mask
+
+  // 15 high bits of the hash, 0 mapped to 1 (0 marks an empty slot).
+  static uint32_t tag(uint64_t h) {
+    const uint32_t t = uint32_t(h >> 49);
+    return t | uint32_t(t == 0);
+  }
   uint32_t b1(uint64_t h) const { return uint32_t(h) & mask_; }
-  uint32_t b2(uint64_t h) const { return (b1(h) ^ (tag(h) * 0x5bd1e995u >> 7)) & mask_; }
-  // Bit i set when slot i of bucket b carries tag t (written branch-free so it vectorises).
+  // The other candidate bucket of a key tagged t (either way: alt(alt(b, t), t) == b).
+  uint32_t alt(uint32_t b, uint32_t t) const {
+    return (b ^ ((t & 0x7FFFu) * 0x5bd1e995u >> 7 | 1u)) & mask_;
+  }
+  uint32_t overflow(uint32_t b) const { return tags_[b * kWays]; }
+  // Bit i set when lane i (1-31) of bucket b carries tag t: one compare of the 64-byte line.
   uint32_t match(uint32_t b, uint32_t t) const {
-    const uint32_t* g = &tags_[b * kWays];
-#if defined(__AVX512F__)  // one compare of the 64-byte tag line (nf_bench flowtable: see docs)
-    return _mm512_cmpeq_epi32_mask(_mm512_load_si512(g), _mm512_set1_epi32(int(t)));
-#endif
+    const uint16_t* g = &tags_[b * kWays];
+#if defined(__AVX512BW__)
+    return _mm512_cmpeq_epi16_mask(_mm512_load_si512(g), _mm512_set1_epi16(short(t))) & kFlowLanes;
+#else
     uint32_t m = 0;
     for (uint32_t i = 0; i < kWays; ++i) m |= uint32_t(g[i] == t) << i;
-    return m;
+    return m & kFlowLanes;
+#endif
   }
-  // Both candidate buckets at once: bits 0-15 = slots of c1, bits 16-31 = slots of c2. One mask
-  // for both means no branch on which bucket holds the key (it is either, half the time).
-  uint32_t match2(uint32_t c1, uint32_t c2, uint32_t t) const {
-    return match(c1, t) | match(c2, t) << kWays;
-  }
-  // The slot of the lowest set bit of a match2() mask.
-  static uint32_t slot_at(uint32_t c1, uint32_t c2, uint32_t m) {
-    const uint32_t bit = uint32_t(std::countr_zero(m));
-    return (bit < kWays ? c1 : c2) * kWays + (bit & (kWays - 1));
+  uint32_t find_in(uint32_t b, uint32_t t, const Key& k) const {
+    for (uint32_t m = match(b, t); m; m &= m - 1) {
+      const uint32_t s = b * kWays + uint32_t(std::countr_zero(m));
+      if (entries_[s].key == k) return s;
+    }
+    return kNone;
   }
   bool expired(const Entry& e, Nanos now) const {
     return timeout_ > 0 && now - e.last_seen > timeout_;
   }
+  // Empties `slot` (tag and, for a key in its second bucket, the first bucket's overflow count).
+  void clear(uint32_t slot) {
+    const uint32_t t = tags_[slot];
+    tags_[slot] = 0;
+    if (!(t & kSecond)) return;
+    uint16_t& count = tags_[alt(slot / kWays, t) * kWays];
+    if (count != kSaturated) --count;
+  }
   void expire(uint32_t s) {
     hook_(entries_[s].key, entries_[s].value, s);
-    tags_[s] = 0;
+    clear(s);
     --size_;
     ++expired_;
   }
-  // An empty slot of the emptier candidate bucket (two choices keep the load even), else an
-  // expired entry of either bucket (expired first), else kNone.
-  uint32_t free_slot(uint32_t c1, uint32_t c2, Nanos now) {
-    uint32_t e1 = match(c1, 0), e2 = match(c2, 0);
-    if (e1 | e2) {
-      uint32_t b = std::popcount(e1) >= std::popcount(e2) ? c1 : c2;
-      return b * kWays + uint32_t(std::countr_zero(b == c1 ? e1 : e2));
-    }
-    for (uint32_t b : {c1, c2}) {
-      for (uint32_t i = 0; i < kWays; ++i) {
-        uint32_t s = b * kWays + i;
-        if (expired(entries_[s], now)) {
-          expire(s);
-          return s;
+  // Tags and returns a free slot for a key (first bucket c1, tag t): c1 while it holds fewer
+  // than kFirstChoice flows, else the emptier of c1 and its second bucket (ties: c1), else an
+  // expired entry of either (c1 first); kNone when both hold 31 live flows.
+  uint32_t place(uint32_t c1, uint32_t t, Nanos now) {
+    const uint32_t c2 = alt(c1, t);
+    const uint32_t e1 = match(c1, 0);
+    uint32_t pick = kNone;
+    bool second = false;
+    if (kFlowWays - uint32_t(std::popcount(e1)) < kFirstChoice) {
+      pick = c1 * kWays + uint32_t(std::countr_zero(e1));
+    } else {
+      const uint32_t e2 = match(c2, 0);
+      if (e1 | e2) {
+        second = std::popcount(e2) > std::popcount(e1);
+        pick = second ? c2 * kWays + uint32_t(std::countr_zero(e2))
+                      : c1 * kWays + uint32_t(std::countr_zero(e1));
+      } else {
+        for (uint32_t b : {c1, c2}) {
+          for (uint32_t i = 1; i < kWays && pick == kNone; ++i) {
+            if (expired(entries_[b * kWays + i], now)) {
+              pick = b * kWays + i;
+              second = b == c2;
+              expire(pick);
+            }
+          }
         }
+        if (pick == kNone) return kNone;
       }
     }
-    return kNone;
+    tags_[pick] = uint16_t(second ? t | kSecond : t);
+    if (second) {
+      uint16_t& count = tags_[c1 * kWays];
+      if (count != kSaturated) ++count;
+    }
+    return pick;
   }
 
   Nanos timeout_;
@@ -263,9 +320,9 @@ class FlowTable {
   Hash hash_;
   size_t slots_ = 0;
   uint32_t mask_ = 0;
-  HugeArray<uint32_t> tag_mem_;  // 64-byte aligned: one bucket's tags = one cache line
+  HugeArray<uint16_t> tag_mem_;  // 64-byte aligned: one bucket's tags = one cache line
   HugeArray<Entry> entry_mem_;
-  uint32_t* tags_ = nullptr;  // tag_mem_.data(), entry_mem_.data()
+  uint16_t* tags_ = nullptr;  // tag_mem_.data(), entry_mem_.data()
   Entry* entries_ = nullptr;
   size_t size_ = 0;
   uint32_t cursor_ = 0;

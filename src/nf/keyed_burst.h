@@ -31,8 +31,8 @@ struct KeyedBurst {
       hashes[i] = table.hash(keys[i]);
       table.prefetch_buckets(hashes[i]);
     }
-    for (size_t i = 0; i < size; ++i)
-      if (keyed[i]) table.prefetch_entry(hashes[i]);
+    for (size_t i = 0; i < size; ++i)  // its users insert the flows they miss: prefetch for that
+      if (keyed[i]) table.prefetch_entry(hashes[i], true);
   }
 };
 

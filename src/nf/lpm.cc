@@ -125,4 +125,29 @@ void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     lookup_chunk(keys + i, out + i, n - i < kMaxBurst ? n - i : kMaxBurst);
 }
 
+void Lpm::lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const {
+  if (stride_ != 24) {  // 16-bit root: network-order copies through the staged walk
+    uint8_t be[kMaxBurst][4];
+    const uint8_t* keys[kMaxBurst];
+    for (size_t i = 0; i < n; i += kMaxBurst) {
+      const size_t m = n - i < kMaxBurst ? n - i : kMaxBurst;
+      for (size_t j = 0; j < m; ++j) {
+        const uint32_t w = __builtin_bswap32(addrs[i + j]);
+        std::memcpy(be[j], &w, 4);
+        keys[j] = be[j];
+      }
+      lookup_chunk(keys, out + i, m);
+    }
+    return;
+  }
+  const uint32_t* root = root_.data();
+  const uint32_t* groups = groups_.data();
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t a = addrs[i];
+    uint32_t e = root[a >> 8];
+    if (e & kExt) e = groups[size_t(e & kValMask) << 8 | (a & 0xFF)];
+    out[i] = answer(e);
+  }
+}
+
 }  // namespace nfpark::nf

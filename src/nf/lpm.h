@@ -18,7 +18,9 @@
 // (24-8), IPv6 ≤ 15. lookup_burst() walks 16-bit-root and IPv6 tries up to 32 keys a level at a
 // time, prefetching every key's next entry before reading any of them, so the misses of a burst
 // overlap; under a 24-bit root it is a plain loop (one load per key, overlapped by the
-// out-of-order core; measured faster there, see lpm.cc).
+// out-of-order core; measured faster there, see lpm.cc). lookup_burst_v4() takes the IPv4 keys
+// as a dense array of host-order words (the router's burst; rte_lpm_lookup_bulk's input): under a
+// 24-bit root its loop is a shift, a load and at most one more, with no pointer per key.
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
 // where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk).
 // In auto mode the routes are kept (20 B each) until the rebuild. No deletion (static config).
@@ -53,6 +55,10 @@ class Lpm {
   }
   // out[i] = lookup(keys[i]) for i < n (any n; walked 32 at a time with prefetches).
   void lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const;
+  // IPv4 tables: out[i] = the answer for host-order address addrs[i], i < n (rte_lpm's bulk
+  // shape: a dense array, no pointer into each header). Under a 24-bit root one dependent load
+  // pair per address at most, no byte swap; 16-bit roots go through lookup_burst.
+  void lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const;
   int key_bytes() const { return key_bytes_; }
   int first_stride() const { return stride_; }
   size_t groups() const { return groups_.size() / 256; }

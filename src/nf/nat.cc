@@ -281,7 +281,7 @@ bool Nat::inbound(PacketView& p, const FlowKey& k, int ext_index, Nanos now, uin
     ++drop_no_mapping_;
     return false;
   }
-  e.last_seen = now;
+  e.last_seen = std::max(e.last_seen, now);
   if (slot) *slot = s;
   rewrite_in(p, e.key);
   return true;

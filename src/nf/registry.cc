@@ -259,10 +259,10 @@ struct Plan {
 using Factory =
     std::function<std::unique_ptr<Nf>(Params&, const toml::table*, std::string&, Plan&)>;
 
-// Bytes of a FlowTable of `capacity` flows (flow_table.h: next_pow2(capacity * 5 / 4) slots of
-// a 64 B entry and a 4 B tag).
+// Bytes of a FlowTable of `capacity` flows (flow_table.h: next_pow2(capacity * 5 / 4) slots, at
+// least 64, of a 64 B entry and a 2 B tag).
 uint64_t flow_table_bytes(uint64_t capacity) {
-  return std::bit_ceil(std::max<uint64_t>(capacity + capacity / 4, 32)) * 68;
+  return std::bit_ceil(std::max<uint64_t>(capacity + capacity / 4, 64)) * 66;
 }
 
 template <class Cfg>

@@ -58,6 +58,9 @@ class HostBoundary {
   // offset). RX always uses two buffers when splitting: the ring posts both per packet.
   void rx_host(uint32_t frame) { add_rx(frame, frame, 1); }
   void tx_host(uint32_t frame) { add_tx(frame, frame, 1); }
+  // The same for `packets` whole frames of `bytes` in all, at once (a burst's sums).
+  void rx_host_burst(uint32_t packets, uint64_t bytes) { add_n(rx_, packets, bytes); }
+  void tx_host_burst(uint32_t packets, uint64_t bytes) { add_n(tx_, packets, bytes); }
   void rx_split(uint32_t hdr, uint32_t data) { add_rx(hdr + data, hdr + data, 2); }
   void tx_split(uint32_t hdr, uint32_t data) { add_tx(hdr + data, hdr + data, data ? 2 : 1); }
   void rx_nicmem(uint32_t hdr, uint32_t data, bool data_in_nicmem);
@@ -70,6 +73,11 @@ class HostBoundary {
   // The NF chain processed one packet and read `touched` header bytes (layout.payload_off).
   void nf(uint32_t touched) {
     ++nf_packets_;
+    nf_touched_ += touched;
+  }
+  // `packets` processed, `touched` header bytes in all.
+  void nf_burst(uint32_t packets, uint64_t touched) {
+    nf_packets_ += packets;
     nf_touched_ += touched;
   }
 
@@ -96,6 +104,13 @@ class HostBoundary {
     d.data_bytes += crossed;
     d.descriptors += descriptors;
     d.kept_bytes += wire > crossed ? wire - crossed : 0;
+  }
+  // `packets` whole frames, one buffer each, every byte crossed.
+  static void add_n(BoundaryDir& d, uint32_t packets, uint64_t bytes) {
+    d.packets += packets;
+    d.wire_bytes += bytes;
+    d.data_bytes += bytes;
+    d.descriptors += packets;
   }
   HostMode mode_;
   uint32_t desc_bytes_;

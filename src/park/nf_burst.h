@@ -8,7 +8,12 @@
 //           park/reframe_stage.h; the box placement runs the same stage on its own lcore and
 //           this step then has none), trace time (optional).
 // Time:     passed in (`now`); replaying a trace, the clock is the newest packet's trace time,
-//           which the engine reads from its handle (clock(); park/trace_clock.h).
+//           which the engine reads from its handle (clock(); park/trace_clock.h). The chain
+//           itself then runs each
+//           burst in segments of packets whose trace times lie within kTraceSegment (1 ms) of
+//           each other, at the segment's newest time (needs `B::trace_ts(h)`): a packet meets
+//           the chain at (about) its own trace time, whichever packets share its burst — see
+//           "Trace time" below.
 // Counters: rx, nf_drops (the chain's verdicts), coalesced (pure ACKs Reframer removed; freed),
 //           the endpoint's (park/nf_endpoint.h: header_only, whole, drop_notified, drop_freed).
 // Paper:    PayloadPark §4 (the NF server returns headers with their tag; an NF drop is an
@@ -22,6 +27,17 @@
 //  apply its own per-burst step (the dataplane's fault injector) and send them. With Reframer,
 //  the packets read are held per flow and what Reframer releases runs through the chain in
 //  bursts of kBurst, flows kept together. Nothing here allocates per packet.
+//
+//  Trace time. A replay runs faster than the trace, so one burst can span seconds of trace time
+//  where a capture is sparse, and a parking mode (QUEUE-MEM's batches, Reframer) or a separate NF
+//  lcore changes which packets share a burst. Were the chain's clock the newest trace time seen,
+//  a packet held behind a later one would meet the chain seconds late in trace time (a fragment
+//  1 ms after its first would find the NAT's fragment state expired, in one run and not the
+//  next). So with trace time the chain's clock for a packet is the newest time of its segment:
+//  decisions follow the packets' own times, the same in every mode and timing. That clock may go
+//  back between segments (a held packet after a newer one); the NFs take `now` as a packet's
+//  time, not as a monotonic clock (a meter never refills backwards; a flow table's refresh and
+//  expiry compare times). clock() (the engine's: fault delays, flush) stays the newest seen.
 //
 //  Sink:  void viewed(Handle, bool header_only)   each packet as the endpoint sees it (the
 //                                                 simulator charges its service time here)
@@ -50,6 +66,8 @@ class NfBurst {
  public:
   using Handle = typename B::Handle;
   static constexpr uint16_t kMax = uint16_t(nf::kBurst);
+  // Replaying a trace: the most trace time one chain call spans (see "Trace time").
+  static constexpr Nanos kTraceSegment = kMilli;
 
   NfBurst(std::unique_ptr<nf::Chain> chain, std::optional<TagFormat> format, bool notify,
           bool slicer = false)
@@ -108,8 +126,33 @@ class NfBurst {
   uint64_t rx = 0, nf_drops = 0;
 
  private:
+  // Replaying a trace, runs pkts through the chain in segments at their own trace times (see
+  // "Trace time"); otherwise at once at `now`.
   template <class Sink>
   void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
+    if constexpr (requires(Handle h) { Nanos(B::trace_ts(h)); }) {
+      if (clock_.trace_time()) {
+        for (uint16_t b = 0; b < n;) {
+          Nanos lo = B::trace_ts(pkts[b]), hi = lo;
+          uint16_t e = b + 1;
+          for (; e < n; ++e) {
+            const Nanos t = B::trace_ts(pkts[e]);
+            if (std::max(hi, t) - std::min(lo, t) > kTraceSegment) break;
+            lo = std::min(lo, t);
+            hi = std::max(hi, t);
+          }
+          process_at(pkts + b, uint16_t(e - b), hi, now, sink);
+          b = e;
+        }
+        return;
+      }
+    }
+    process_at(pkts, n, now, now, sink);
+  }
+
+  // The chain at `chain_now`; the sink's burst at the engine's `now`.
+  template <class Sink>
+  void process_at(Handle* pkts, uint16_t n, Nanos chain_now, Nanos now, Sink& sink) {
     auto& views = views_;  // a member: a local array would be zeroed (32 views) every burst
     std::array<nf::Verdict, kMax> verdicts;
     std::array<uint32_t, kMax> tag_at;
@@ -122,7 +165,7 @@ class NfBurst {
       sink.viewed(pkts[i], ep_.counters().header_only != hdr_before);
       verdicts[i] = nf::Verdict::kPass;
     }
-    chain_->process({views.data(), n}, {verdicts.data(), n}, now);
+    chain_->process({views.data(), n}, {verdicts.data(), n}, chain_now);
     uint16_t keep = 0;
     for (uint16_t i = 0; i < n; ++i) {
       Handle h = pkts[i];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/packet_builder.h"
+#include "park/server_choice.h"
 #include "packets.h"
 
 namespace nfpark {
@@ -75,6 +76,26 @@ TEST(Shard, FlowsSpreadEvenlyOverWorkers) {
                  PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(uint16_t(2000 + p), 9).build())];
   EXPECT_GT(c[0], 400u);
   EXPECT_GT(c[1], 400u);
+}
+
+// With N workers and M NF servers, each worker's flows spread over every server: the shard
+// must not be the server choice's hash in disguise (h % 2 for both would tie worker w to
+// server w, and half the links would idle).
+TEST(Shard, WorkersAndServerChoiceAreIndependent) {
+  for (auto spread : {park::Spread::kFiveTuple, park::Spread::kSymmetric}) {
+    Shard s(2);
+    park::ServerChoice choice(2, spread, 0);
+    std::array<std::array<uint32_t, 2>, 2> c{};
+    for (uint32_t f = 0; f < 4000; ++f) {
+      const auto fr = PacketBuilder()
+                          .ipv4(ip(0x0a000001 + f * 3), ip(0xc0a80001 + f % 97))
+                          .tcp(uint16_t(1024 + f), 80)
+                          .build();
+      ++c[shard_of(s, fr)][choice.pick(fr.data(), uint32_t(fr.size()))];
+    }
+    for (int w = 0; w < 2; ++w)
+      for (int k = 0; k < 2; ++k) EXPECT_GT(c[w][k], 800u) << "worker " << w << " server " << k;
+  }
 }
 
 TEST(Shard, FragmentsOfADatagramTogetherNonIpOnWorkerZero) {

@@ -63,16 +63,27 @@ def veth_pair() -> Iterator[None]:
         teardown_net()
 
 
+def forwarding(run: subprocess.Popen[str], limit_s: float = 30.0) -> None:
+    """Waits until a ping crosses nfpark (its ports are up), at most limit_s."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end and run.poll() is None:
+        p = sh("ip", "netns", "exec", NS[0], "ping", "-c", "1", "-W", "1", ADDR[1].split("/")[0],
+               check=False)
+        if p.returncode == 0:
+            return
+    pytest.fail(f"no ping crossed nfpark within {limit_s} s (exit {run.poll()})")
+
+
 @pytest.mark.parametrize("mode", ["baseline", "payloadpark"])
 def test_iperf3_through_nfpark(veth_pair: None, nfpark_binary: Path, mode: str) -> None:
     traffic = f"vdev:net_af_packet0,iface={HOST_IF[0]}+vdev:net_af_packet1,iface={HOST_IF[1]}"
     run = subprocess.Popen(
         [str(nfpark_binary), "run", "--mode", mode, "--chain", "firewall,counter",
-         "--traffic", traffic, "--idle-exit", "1.5", "--timeout", "40", "--json"],
+         "--traffic", traffic, "--idle-exit", "3", "--timeout", "60", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        time.sleep(1.5)  # EAL start and af_packet sockets
+        forwarding(run)  # EAL start and af_packet sockets: seconds on a loaded machine
         server = subprocess.Popen(
             ["ip", "netns", "exec", NS[1], "iperf3", "-s", "-1", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -113,6 +114,26 @@ def test_nf_server_outlives_switches_that_go_away(lab: Lab, tmp_path: Path) -> N
     assert nf_res["packets_in"] >= res["packets_to_nf"], nf_res
 
 
+def sent_to_nf(sw: subprocess.Popen[str], limit_s: float = 30.0) -> None:
+    """Waits until the switch has sent packets to its NF server, read from its DPDK telemetry
+    socket (a loaded machine can take longer than LATEST_S to start two EALs and connect their
+    memif); without dpdk-telemetry.py, waits LATEST_S."""
+    if shutil.which("dpdk-telemetry.py") is None:
+        time.sleep(0.5 + LATEST_S)
+        return
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end and sw.poll() is None:
+        q = subprocess.run(["dpdk-telemetry.py", "-f", f"nfpark{sw.pid}"],
+                           input="/nfpark/stats\n", capture_output=True, text=True, timeout=20,
+                           check=False)
+        line = next((ln for ln in q.stdout.splitlines() if ln.startswith("{")), None)
+        stats = json.loads(line).get("/nfpark/stats") if line else None  # null until ready
+        if stats and int(stats.get("packets_to_nf", 0)) > 0:
+            return
+        time.sleep(0.3)
+    pytest.fail(f"the switch sent nothing to its NF server within {limit_s} s")
+
+
 def test_switch_outlives_an_nf_server_that_goes_away(tmp_path: Path) -> None:
     sock = tmp_path / "nf.sock"
     nf = start("--role", "nf", "--mode", "payloadpark", "--chain", "nat", "--port",
@@ -121,7 +142,7 @@ def test_switch_outlives_an_nf_server_that_goes_away(tmp_path: Path) -> None:
                "--nf-port", memif(sock, "client"), "--slots", "4096", "--json", "--timeout",
                "60", cpu=cpu_of_this_process())
     try:
-        time.sleep(0.5 + LATEST_S)
+        sent_to_nf(sw)
         assert sw.poll() is None and nf.poll() is None
         nf.send_signal(signal.SIGKILL)
         nf.wait()

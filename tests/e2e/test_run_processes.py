@@ -38,7 +38,8 @@ def test_switch_and_nf_server_in_two_processes(lab: Lab, tmp_path: Path, case: s
     cli.assert_accounting(res)
     assert res["split"] > 0, res
     assert res["counters"].get("duplicate_headers", 0) == 0, res
-    assert sorted(cli.frame_bytes(out)) == sorted(cli.frame_bytes(base_out))
+    assert sorted(cli.frame_bytes(out)) == sorted(cli.frame_bytes(base_out)), (
+        res["drops"], res["packets_out"], f"nf exit {two.nf_rc}: {two.nf_err[-1500:]}")
     assert cli.frame_bytes(out) == cli.frame_bytes(base_out), "same order as baseline"
     assert cli.assert_own_payloads(cli.frame_bytes(out), cli.frame_bytes(trace)) > 0
     assert two.nf_rc == 0, f"nf role exit {two.nf_rc}\n{nf_err[-2000:]}"

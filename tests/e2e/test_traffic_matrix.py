@@ -19,10 +19,11 @@ lengths as baseline, and `nfpark trace reorder` against baseline: nothing lost, 
 unmatched, 0 packets out of order within their flow. Modes that keep global order (all but
 QUEUE-MEM's batches and Reframer's regrouping) must give baseline's bytes in baseline's order.
 
-Time: the chain's clock is the newest trace time the NF server has seen, one value per burst,
-and a packet Reframer holds meets the chain in a later burst, at a later clock, than without
-Reframer. A NAT whose mappings time out then expires and allocates differently around those
-instants (sparse captures: a burst spans seconds of trace time), so with `--reframe` the
+Time: the chain sees a packet at (about) its own trace time (park/nf_burst.h: a burst runs in
+segments within 1 ms of trace time), so what shares a burst — which parking, `--nf-lcore` and
+its timing change — does not change a time-out (a fragment once found its NAT state expired,
+3 s of a sparse capture having entered its burst, in one QUEUE-MEM --nf-lcore run in 15).
+Reframer changes the order across flows in which the chain meets packets: with `--reframe` the
 reference is `baseline --reframe` (the same NF server, no parking); the NF drops and the
 packet counts must still equal plain baseline's. The generated `mixed` trace is matched by
 packet id against plain baseline.

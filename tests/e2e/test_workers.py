@@ -13,6 +13,8 @@ alongside any other.
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -167,3 +169,100 @@ def test_two_processes_with_two_workers_each(lab: Lab, trace: Path, tmp_path: Pa
     assert nf["nf"]["counter.packets"] == 3000, nf
     per = [nf["ports"][f"worker{q}.packets_in"] for q in range(2)]
     assert per == [res["ports"][f"worker{q}.to_nf"] for q in range(2)], (per, res["ports"])
+
+
+TWO_BY_TWO = ("--workers", "2", "--nf-servers", "2")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_workers_with_two_nf_servers_in_every_mode(lab: Lab, trace: Path, mode: str) -> None:
+    """Each worker has its own link to each of the 2 NF servers (N x M): the packets are one
+    worker's baseline, flow by flow; both workers and both servers carried traffic, each worker
+    to each server (the worker shard and the server choice are independent), per-server counts
+    sum to the totals."""
+    base_out, _ = lab.baseline(trace, CHAIN)
+    runs = lab.modes(trace, CHAIN, MODES, extra=TWO_BY_TWO)
+    out, proc = runs[mode]
+    res = cli.result(proc)
+    cli.assert_accounting(res)
+    assert res["packets_in"] == res["packets_out"] == 3000, res
+    assert sum(res["drops"].values()) == 0, res["drops"]
+    assert min(workers_carried(res, 2)) > 600
+    servers = res["servers"]
+    assert len(servers) == 2 and min(s["packets_to"] for s in servers) > 600, servers
+    assert sum(s["packets_to"] for s in servers) == res["packets_to_nf"], res
+    assert sum(s["packets_from"] for s in servers) == res["packets_from_nf"], res
+    for q in range(2):  # worker q's link to each server (nf_server<k> is the sum over workers)
+        assert res["ports"][f"worker{q}.to_nf"] > 0
+    assert min(res["ports"][f"nf_server{k}.rx_packets"] for k in range(2)) > 600, res["ports"]
+    assert_same_flows(base_out, out)
+    assert cli.assert_own_payloads(cli.frame_bytes(out), cli.frame_bytes(trace)) == 3000
+    if mode in ("payloadpark", "queuemem", "nfslicer"):
+        assert res["split"] > 0 and res["merged"] == res["split"], res
+
+
+def _memif(sock: Path, role: str, n: int) -> str:
+    return f"vdev:net_memif{n},role={role},socket={sock},socket-abstract=no"
+
+
+@pytest.mark.parametrize("mode", ("payloadpark", "nfslicer"))
+def test_switch_with_two_workers_and_two_nf_server_processes(lab: Lab, trace: Path,
+                                                             tmp_path: Path, mode: str) -> None:
+    """--role switch --workers 2 with 2 NF ports (memif, one queue per worker) to two --role nf
+    processes with --workers 2 each: the packets are baseline's flow by flow, every NF worker
+    served the queue of its switch worker, and every process ends balanced with its pools full."""
+    base_out, _ = lab.baseline(trace, CHAIN)
+    socks = [tmp_path / f"nf{k}.sock" for k in range(2)]
+    out = tmp_path / "out.pcap"
+    switch = subprocess.Popen(
+        [str(cli.nfpark_bin()), "run", "--role", "switch", "--mode", mode, "--chain", CHAIN,
+         "--in", str(trace), "--out", str(out), "--workers", "2", "--nf-servers", "2",
+         "--nf-port", _memif(socks[0], "server", 0) + "+" + _memif(socks[1], "server", 1),
+         "--nf-dead-after", "0",  # a loaded machine's scheduling is no server failure here
+         "--json", "--no-progress", "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    nfs: list[subprocess.Popen[str]] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not all(s.exists() for s in socks):
+            assert switch.poll() is None, switch.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the switch never created its memif sockets"
+            time.sleep(0.05)
+        for s in socks:
+            nfs.append(subprocess.Popen(
+                [str(cli.nfpark_bin()), "run", "--role", "nf", "--mode", mode, "--chain", CHAIN,
+                 "--port", _memif(s, "client", 0), "--workers", "2", "--idle-exit", "2",
+                 "--json", "--timeout", "60", "--quiet"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        sw_out, sw_err = switch.communicate(timeout=90)
+        ended = [p.communicate(timeout=60) for p in nfs]
+    finally:
+        for p in (switch, *nfs):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert switch.returncode == 0, sw_err[-2000:] + "".join(e[-1000:] for _, e in ended)
+    res = json.loads(sw_out)
+    cli.assert_accounting(res)
+    assert res["packets_out"] == 3000 and res["split"] > 0, json.dumps(res)
+    assert min(workers_carried(res, 2)) > 600
+    assert_same_flows(base_out, out)
+    for k, (p, (nf_out, nf_err)) in enumerate(zip(nfs, ended, strict=True)):
+        assert p.returncode == 0, nf_err[-2000:]
+        nf = json.loads(nf_out)
+        assert nf["pools_full"] is True, nf
+        assert nf["packets_in"] == res["servers"][k]["packets_to"] > 300, (k, nf, res["servers"])
+        assert min(nf["ports"][f"worker{q}.packets_in"] for q in range(2)) > 0, nf["ports"]
+
+
+def test_workers_refuse_what_they_cannot_run_with_one_clear_error(trace: Path,
+                                                                   tmp_path: Path) -> None:
+    """A live port that offers fewer queues than workers, and an af_packet NF link with workers
+    (its frames would come back on the kernel's fanout queue, not the worker that parked them)."""
+    pcap = f"vdev:net_pcap0,rx_pcap={trace},tx_pcap={tmp_path / 'a.pcap'}"
+    pcap1 = f"vdev:net_pcap1,rx_pcap={trace},tx_pcap={tmp_path / 'b.pcap'}"
+    p = cli.nfpark("run", "--traffic", f"{pcap}+{pcap1}", "--workers", "2", "--timeout", "5")
+    cli.one_line_error(p, "2 queues", "--workers")
+    p = cli.nfpark("run", "--role", "switch", "--in", trace, "--out", tmp_path / "o.pcap",
+                   "--workers", "2", "--nf-port", "vdev:net_af_packet0,iface=lo")
+    cli.one_line_error(p, "--workers 2", "af_packet NF link", "memif")

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/parse.h"
@@ -92,6 +93,74 @@ TEST(AclClassifier, MatchesLinearScanOnHeavilyOverlappingRanges) {
     rules[i].dport_lo = uint16_t(i % 7 * 100), rules[i].dport_hi = uint16_t(1000 + i % 11 * 100);
   }
   check_against_linear(rules, 12, 25000);
+}
+
+// The firewall's default rule sets at the peer-bench sizes, keys aimed at the rules (half inside a
+// random rule of the key's family, half its neighbourhood), IPv4 and IPv6: the same first match
+// as the linear scan, through classify() and classify_burst().
+TEST(AclClassifier, MatchesLinearScanOnAimedKeysAtPeerBenchSizes) {
+  for (size_t n : {1000, 10000, 20000}) {
+    const auto rules = generate_passing_rules(n, 1);
+    AclClassifier c;
+    c.build(rules);
+    Rng g{n};
+    std::vector<FlowKey> keys;
+    for (size_t i = 0; i < 3000; ++i) {
+      const AclRule& r = rules[g.next() % rules.size()];
+      const bool v6 = r.family() == 6;
+      FlowKey k = random_key(g, &r, v6);
+      if (i % 2) {  // beside the rule: same source /16 (/32 for IPv6), other fields random
+        const FlowKey o = random_key(g, nullptr, v6);
+        k.dst = o.dst, k.sport = o.sport, k.dport = o.dport, k.proto = o.proto;
+        k = acl_key(k);
+      }
+      keys.push_back(k);
+    }
+    size_t hits = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const size_t want = linear_classify(rules, keys[i]);
+      ASSERT_EQ(want == rules.size() ? AclClassifier::kNoMatch : uint32_t(want),
+                c.classify(keys[i]))
+          << n << " rules, key " << i;
+      hits += want < rules.size();
+    }
+    EXPECT_GT(hits, keys.size() / 3) << n;
+  }
+}
+
+// The 16-lane block's vector compares (AVX-512 and AVX2 as built) and its scalar fallback agree,
+// lane by lane, on random ranges (edges included: keys equal to lo or hi, full and empty ranges).
+TEST(AclLeaf4, VectorMatchEqualsScalar) {
+  Rng g{99};
+  for (int it = 0; it < 20000; ++it) {
+    AclLeaf4 b;
+    b.clear();
+    const int used = int(g.next() % (AclLeaf4::kLanes + 1));
+    uint32_t x[AclLeaf4::kFields];
+    for (int f = 0; f < AclLeaf4::kFields; ++f)
+      x[f] = uint32_t(g.next() % 4 ? g.next() % 16 : g.next());
+    for (int j = 0; j < used; ++j) {
+      b.id[j] = uint32_t(j);
+      for (int f = 0; f < AclLeaf4::kFields; ++f) {
+        uint32_t a = uint32_t(g.next() % 3 ? g.next() % 16 : g.next()), c = uint32_t(g.next() % 16);
+        if (g.next() % 5 == 0) a = 0, c = ~0u;
+        b.lo[f][j] = std::min(a, c), b.hi[f][j] = std::max(a, c);
+        if (g.next() % 7 == 0) b.lo[f][j] = b.hi[f][j] = x[f];
+      }
+    }
+    const uint32_t m = b.match_scalar(x);
+    ASSERT_EQ(m, b.match(x)) << it;
+#if defined(__AVX2__)
+    ASSERT_EQ(m, b.match_avx2(x)) << it;
+#endif
+    ASSERT_EQ(m >> used, 0u) << "an unused lane matched";
+    for (int j = 0; j < used; ++j) {
+      bool in = true;
+      for (int f = 0; f < AclLeaf4::kFields; ++f)
+        in = in && x[f] >= b.lo[f][j] && x[f] <= b.hi[f][j];
+      ASSERT_EQ(in, bool(m >> j & 1)) << it << " lane " << j;
+    }
+  }
 }
 
 TEST(AclClassifier, EmptyRuleSetMatchesNothing) {

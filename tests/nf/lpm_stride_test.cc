@@ -83,11 +83,21 @@ void check(Lpm& t, const std::vector<Route>& routes, Rng& rnd, size_t nkeys) {
   // An odd count: full bursts of 32 and a partial one; the guard element stays untouched.
   t.lookup_burst(ptrs.data(), burst.data(), nkeys);
   EXPECT_EQ(burst[nkeys], 0xDEADu);
+  // IPv4: the same keys as host-order words through lookup_burst_v4 (rte_lpm's bulk shape).
+  std::vector<uint32_t> host(nkeys), burst4(nkeys + 1, 0xDEAD);
+  for (size_t i = 0; i < nkeys; ++i)
+    host[i] = uint32_t(keys[i][0]) << 24 | uint32_t(keys[i][1]) << 16 | uint32_t(keys[i][2]) << 8 |
+              keys[i][3];
+  if (t.key_bytes() == 4) t.lookup_burst_v4(host.data(), burst4.data(), nkeys);
+  EXPECT_EQ(burst4[nkeys], 0xDEADu);
   size_t routed = 0;
   for (size_t i = 0; i < nkeys; ++i) {
     const uint32_t want = reference(routes, keys[i].data());
     ASSERT_EQ(t.lookup(keys[i].data()), want) << "key " << i << " stride " << t.first_stride();
     ASSERT_EQ(burst[i], want) << "burst key " << i << " stride " << t.first_stride();
+    if (t.key_bytes() == 4) {
+      ASSERT_EQ(burst4[i], want) << "v4 burst key " << i << " stride " << t.first_stride();
+    }
     routed += want != Lpm::kNoRoute && want != 0;  // 0: the default route
   }
   EXPECT_GT(routed, nkeys / 2);  // the keys exercise routes, not only the default
@@ -142,6 +152,10 @@ TEST(LpmStride, EmptyTableAndEmptyBurst) {
   t.lookup_burst(&p, &out, 1);
   EXPECT_EQ(out, Lpm::kNoRoute);
   t.lookup_burst(&p, &out, 0);
+  EXPECT_EQ(out, Lpm::kNoRoute);
+  const uint32_t a = 0x01020304;
+  out = 7;
+  t.lookup_burst_v4(&a, &out, 1);
   EXPECT_EQ(out, Lpm::kNoRoute);
 }
 

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace nfpark::park {
 namespace {
 
@@ -18,6 +21,33 @@ TEST(HostBoundary, HostModeMovesEverythingBothWays) {
   EXPECT_EQ(b.rx().descriptors, 1u);
   EXPECT_EQ(b.rx().kept_bytes, 0u);
   EXPECT_EQ(b.total_bytes(b.rx()), 1518u + 16u);
+}
+
+// A burst's sums count exactly what the same frames one by one would (the dataplane's baseline
+// adds a burst at once).
+TEST(HostBoundary, BurstSumsEqualThePerPacketCounts) {
+  HostBoundary one(HostMode::kHost), burst(HostMode::kHost);
+  const uint32_t frames[] = {64, 1518, 871, 60};
+  const uint32_t touched[] = {42, 54, 42, 34};
+  uint64_t bytes = 0, hdr = 0;
+  for (int i = 0; i < 4; ++i) {
+    one.rx_host(frames[i]);
+    one.nf(touched[i]);
+    one.tx_host(frames[i]);
+    bytes += frames[i];
+    hdr += touched[i];
+  }
+  burst.rx_host_burst(4, bytes);
+  burst.nf_burst(4, hdr);
+  burst.tx_host_burst(4, bytes);
+  std::map<std::string, uint64_t> a, b;
+  one.report([&](std::string_view k, uint64_t v) { a[std::string(k)] = v; });
+  burst.report([&](std::string_view k, uint64_t v) { b[std::string(k)] = v; });
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(b["rx_packets"], 4u);
+  EXPECT_EQ(b["rx_data_bytes"], 2513u);
+  EXPECT_EQ(b["tx_descriptors"], 4u);
+  EXPECT_EQ(b["nf_touched_bytes"], 172u);
 }
 
 TEST(HostBoundary, SplitMovesEverythingWithTwoDescriptors) {

@@ -98,6 +98,45 @@ TEST(NfBurst, TraceTimeIsTheNewestPacketsTime) {
   EXPECT_EQ(r.pool.live(), 0u);
 }
 
+// Records whose trace time is their seq in microseconds (the dataplane's mbufs carry theirs).
+struct TracedBuffer : SimBuffer {
+  static Nanos trace_ts(Packet* p) { return Nanos(p->seq) * kMicro; }
+};
+
+TEST(NfBurst, ReplayingATraceTheChainRunsAtEachSegmentsOwnTime) {
+  std::vector<Nanos> nows;
+  std::vector<size_t> sizes;
+  PacketPool pool{64};
+  auto chain = std::make_unique<nf::Chain>();
+  auto nf = std::make_unique<OddDrop>();
+  nf->nows = &nows;
+  nf->sizes = &sizes;
+  chain->add(std::move(nf));
+  park::NfBurst<TracedBuffer> step(std::move(chain), std::nullopt, true);
+  step.use_trace_time(true);
+  // 1 us, 2 us, then 5 ms (a sparse capture's jump), then a packet held behind it (3 us) and two
+  // more within 1 ms of it: the held one meets the chain at its own time, not 5 ms.
+  const std::vector<uint64_t> seqs{1, 2, 5000, 3, 900, 1004};
+  std::vector<Packet*> pkts;
+  for (uint64_t q : seqs) pkts.push_back(make_packet(pool, 100, q));
+  EXPECT_EQ(step.clock(pkts.data(), uint16_t(pkts.size()), 0, TracedBuffer::trace_ts),
+            Nanos(5000 * kMicro))
+      << "the engine's clock stays the newest seen";
+  Sink s;
+  step.run(pkts.data(), uint16_t(pkts.size()), 5000 * kMicro, s);
+  EXPECT_EQ(nows, (std::vector<Nanos>{2 * kMicro, 5000 * kMicro, 900 * kMicro, 1004 * kMicro}));
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 1, 2, 1}));
+  EXPECT_EQ(s.out, seqs) << "one sink burst per segment, input order kept";
+  // Without trace time: one chain call at the engine's `now`.
+  nows.clear();
+  step.use_trace_time(false);
+  pkts.clear();
+  for (uint64_t q : seqs) pkts.push_back(make_packet(pool, 100, q));
+  step.run(pkts.data(), uint16_t(pkts.size()), 7, s);
+  EXPECT_EQ(nows, std::vector<Nanos>{7});
+  EXPECT_EQ(pool.live(), 0u);
+}
+
 TEST(NfBurst, ReframerFeedsTheChainFlowByFlowAndFlushReleasesAll) {
   Rig r;
   reframe::ReorderConfig rc;
