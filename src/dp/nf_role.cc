@@ -3,12 +3,17 @@
 // idle for idle_exit_s after seeing traffic. Its result reports what the server saw and did.
 // It ends within about a second of a signal whatever it holds: delayed packets are released at
 // once, and what its port does not take is freed and counted as abandoned_at_exit.
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
+
+#include <memory>
 
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_report.h"
 #include "dp/runner.h"
 #include "dp/telemetry.h"
@@ -34,7 +39,9 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
   const uint32_t pool_n = budget.pool_mbufs;
   EalOptions eo;
   eo.mem_mb = cfg.mem_mb ? cfg.mem_mb : 256 * cfg.workers;
-  eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : 1;  // nf_workers.cc
+  // nf_workers.cc; the Reframer box takes lcore 1 (dp/reframe_box.h)
+  eo.lcores = (cfg.workers > 1 ? cfg.workers + 1 : 1) +
+              (spec.reframe_box ? std::max<uint32_t>(cfg.workers, 1) : 0);
   // No telemetry socket here yet: with it, a role-nf process on memif died of SIGSEGV in
   // tests/e2e/test_own_packets.py (two processes); not understood yet (docs/testbed.md).
   eo.telemetry = false;
@@ -63,12 +70,40 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     const Nanos start = clock.now();
     Nanos last = start;
     LiveStats stats("nf", cfg.quiet, start);
-    for (;;) {
+    // The Reframer box reads the port on its lcore while this one writes it: each through a
+    // view of its own (a view never holds the ControlGate: this lcore holds it for the run once
+    // the switch is there, as nf_workers.cc does).
+    std::unique_ptr<ReframeBox> box;
+    Port rx_view, tx_view;
+    Port* io = &port;
+    bool serve = true;
+    uint64_t box_seen = 0;
+    if (spec.reframe_box) {
+      if (!port.wait_peer(g_stop_signal, cfg.timeout_s)) {
+        res.end = g_stop_signal.load() ? run::End::kSignal : run::End::kTimeout;
+        res.signal = g_stop_signal.load();
+        serve = false;
+      }
+      rx_view = port.queue(0);
+      tx_view = port.queue(0);
+      io = &tx_view;
+      box = std::make_unique<ReframeBox>();
+      if (!box->add_lane(run::build_reframe_stage<MbufOps>(spec), false, &rx_view, err)) {
+        port.stop();
+        eal_cleanup();
+        return 1;
+      }
+      server.from_box(box->lanes.back().get());
+      box->lcore = rte_get_next_lcore(-1, 1, 0);
+      if (serve) rte_eal_remote_launch(reframe_box_main, box.get(), box->lcore);
+    }
+    for (; serve;) {
       const Nanos now = clock.now();
       if (stats.due(now)) {
         LiveSample s;
-        s.in_packets = port.rx_packets, s.in_bytes = port.rx_bytes;
-        s.out_packets = port.tx_packets, s.out_bytes = port.tx_bytes;
+        const Port& in = box ? rx_view : port;
+        s.in_packets = in.rx_packets, s.in_bytes = in.rx_bytes;
+        s.out_packets = io->tx_packets, s.out_bytes = io->tx_bytes;
         s.drops = server.nf_drops();
         stats.publish(now, std::move(s));
       }
@@ -77,7 +112,12 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
         res.signal = g_stop_signal.load();
         break;
       }
-      if (server.poll(port, now) || server.held() || port.backlogged()) last = now;
+      if (server.poll(*io, now) || server.held() || io->backlogged()) last = now;
+      if (box) {  // the box moved packets since the last look, or holds some
+        const uint64_t a = box->activity.load(std::memory_order_relaxed);
+        if (a != box_seen || box->held.load() || box->waiting.load()) last = now;
+        box_seen = a;
+      }
       if (cfg.idle_exit_s > 0 && server.rx() > 0 && now - last > Nanos(cfg.idle_exit_s * 1e9)) {
         res.end = run::End::kIdleExit;
         break;
@@ -87,17 +127,26 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
         break;
       }
     }
-    server.flush(port, clock.now());
-    for (int i = 0; i < 1000 && !port.flush(); ++i) {
+    if (box && serve) {  // first: it releases what it holds, which the server then takes
+      box->stop = true;
+      rte_eal_wait_lcore(box->lcore);
+    }
+    server.flush(*io, clock.now());
+    for (int i = 0; i < 1000 && !io->flush(); ++i) {
     }
     uint64_t abandoned = 0;
-    for (rte_mbuf* m : port.take_backlog()) {
+    for (rte_mbuf* m : io->take_backlog()) {
       rte_pktmbuf_free(m);
       ++abandoned;
     }
     if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
     res.seconds = double(clock.now() - start) / 1e9;
     res.packets_in = server.rx();
+    if (box) {  // the views' counters are the port's
+      port.rx_packets = rx_view.rx_packets, port.rx_bytes = rx_view.rx_bytes;
+      port.tx_packets = tx_view.tx_packets, port.tx_bytes = tx_view.tx_bytes;
+      port.too_long = tx_view.too_long;
+    }
     res.packets_from_nf = port.tx_packets;
     res.bytes_from_nf = port.tx_bytes;
     report_server(server, true, res);

@@ -14,6 +14,7 @@
 #include "dp/fault_injector.h"
 #include "dp/mbuf_ops.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "nf/nf.h"
 #include "park/nf_burst.h"
 
@@ -27,23 +28,31 @@ class NfServer {
   // `dup_pool`.
   NfServer(std::unique_ptr<park::NfBurst<MbufOps>> step, const park::FaultConfig& faults,
            park::TagShape shape, rte_mempool* dup_pool);
-  // One poll: up to one burst from `port` through the chain and back. Returns packets read.
+  // Reframer runs in a box (dp/reframe_box.h): the server reads what `lane` released instead of
+  // reading `port` (the box reads it), and reports the box's Reframer as its own.
+  void from_box(BoxLane* lane) { box_ = lane; }
+  // One poll: up to one burst from `port` (or the box) through the chain and back to `port`.
+  // Returns packets read.
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
   void flush(Port& port, Nanos now);
   // The clock the server's last poll ran on (trace time when replaying): Reframer's and the
   // fault delays'. INT64_MIN before it has one.
   Nanos clock() const { return step_->clock(); }
+  // Packets held for later here (fault delays, Reframer in-chain); the box's are its own.
   size_t held() const { return (faults_ ? faults_->held() : 0) + step_->held(); }
 
-  uint64_t rx() const { return step_->rx; }
+  // Packets the server took in (with a box: what the box released, and the ACKs it coalesced).
+  uint64_t rx() const { return step_->rx + (box_ ? box_->stage->coalesced : 0); }
   uint64_t nf_drops() const { return step_->nf_drops; }
   // pure ACKs removed by Reframer's ACK coalescing (freed, counted)
-  uint64_t coalesced() const { return step_->coalesced; }
+  uint64_t coalesced() const { return step_->coalesced() + (box_ ? box_->stage->coalesced : 0); }
   const nf::Chain& chain() const { return step_->chain(); }
   const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
   const FaultCounters* faults() const { return faults_ ? &faults_->counters() : nullptr; }
-  const reframe::FlowReorder<rte_mbuf*>* reframer() const { return step_->reframer(); }
+  const reframe::FlowReorder<rte_mbuf*>* reframer() const {
+    return box_ ? &box_->stage->reframer() : step_->reframer();
+  }
 
   // park::NfBurst's sink: survivors go to the fault injector (if any) and out_.
   void viewed(rte_mbuf*, bool) {}
@@ -58,6 +67,7 @@ class NfServer {
   std::unique_ptr<park::NfBurst<MbufOps>> step_;
   std::unique_ptr<FaultInjector> faults_;
   std::vector<rte_mbuf*> out_;
+  BoxLane* box_ = nullptr;
 };
 
 }  // namespace nfpark::dp

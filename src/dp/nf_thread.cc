@@ -27,6 +27,7 @@ int nf_thread_main(void* arg) {
   auto* t = static_cast<NfThread*>(arg);
   SteadyClock clock;
   while (!t->stop.load(std::memory_order_relaxed)) {
+    const Nanos t0 = clock.now();
     t->busy.store(true);
     t->epoch.fetch_add(1);
     const size_t m = t->servers.size();
@@ -47,7 +48,10 @@ int nf_thread_main(void* arg) {
     }
     t->clock.store(nf_clock);
     t->busy.store(false);
-    if (n) t->activity.fetch_add(1, std::memory_order_relaxed);
+    if (n) {
+      t->activity.fetch_add(1, std::memory_order_relaxed);
+      t->busy_ns += uint64_t(clock.now() - t0);
+    }
   }
   // Releases what it holds; what its port does not take stays in the port's backlog, where the
   // main lcore finds it once this lcore has stopped (SwitchLoop::finish).

@@ -31,6 +31,9 @@ struct NfThread {
   // The server's clock as of its last poll, published once that poll's output is all in the
   // ring to the switch (so a reader that then finds that ring empty has merged all of it).
   std::atomic<Nanos> clock{INT64_MIN};
+  // Time spent in polls that moved packets (steady clock), written by the NF lcore only: read it
+  // once the lcore has stopped (ports."nf_lcore.busy_ns": what the NF lcore costs per packet).
+  uint64_t busy_ns = 0;
 
   // Nothing is in the server's hands or waiting on its RX ring.
   bool idle() const;

@@ -4,6 +4,8 @@
 // coordinates: it waits for the switch, holds the memif ControlGate for the run (Port::
 // wait_peer), ends the run (signal, timeout, --idle-exit once every worker has been idle that
 // long), publishes the live counters (per worker too) and sums the workers' parts.
+// With the Reframer box ([reframe] placement = "box"), worker q has its own box on lcore N + 1 + q
+// reading queue q through a view of its own (dp/reframe_box.h); the boxes stop first.
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -16,6 +18,7 @@
 #include "dp/mbuf_ops.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_report.h"
 #include "dp/runner.h"
 #include "dp/telemetry.h"
@@ -31,7 +34,9 @@ namespace {
 struct NfWorker {
   RunConfig cfg;
   std::unique_ptr<NfServer> server;
-  Port port;  // queue q
+  Port port;  // queue q (the box, if any, reads it through rx_view)
+  Port rx_view;
+  std::unique_ptr<ReframeBox> box;  // [reframe] placement = "box": this worker's own
   std::atomic<bool> stop{false}, done{false};
   // Published for the main lcore once per loop (relaxed stores to this worker's own lines).
   alignas(64) std::atomic<Nanos> last{0};
@@ -42,9 +47,16 @@ struct NfWorker {
 int nf_worker_main(void* arg) {
   auto* w = static_cast<NfWorker*>(arg);
   SteadyClock clock;
+  uint64_t box_seen = 0;
   while (!w->stop.load(std::memory_order_relaxed)) {
     const Nanos now = clock.now();
-    if (w->server->poll(w->port, now) || w->server->held() || w->port.backlogged()) {
+    bool box_busy = false;
+    if (w->box) {  // the box moved packets since the last look, or holds some
+      const uint64_t a = w->box->activity.load(std::memory_order_relaxed);
+      box_busy = a != box_seen || w->box->held.load() || w->box->waiting.load();
+      box_seen = a;
+    }
+    if (w->server->poll(w->port, now) || w->server->held() || w->port.backlogged() || box_busy) {
       w->last.store(now, std::memory_order_relaxed);
       w->rx.store(w->server->rx(), std::memory_order_relaxed);
       w->tx.store(w->port.tx_packets, std::memory_order_relaxed);
@@ -89,6 +101,14 @@ int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::N
     faults.seed = w->cfg.faults.seed;
     w->server = std::make_unique<NfServer>(std::move(step), faults, spec.shape, pool);
     w->port = port.queue(q);
+    if (spec.reframe_box) {  // reads queue q through a view of its own; the worker answers
+      w->rx_view = port.queue(q);
+      w->box = std::make_unique<ReframeBox>();
+      w->box->name = "rfbox" + std::to_string(q) + "_";
+      if (!w->box->add_lane(run::build_reframe_stage<MbufOps>(spec), false, &w->rx_view, err))
+        return 1;
+      w->server->from_box(w->box->lanes.back().get());
+    }
     ws.push_back(std::move(w));
   }
   SteadyClock clock;
@@ -101,6 +121,12 @@ int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::N
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (auto& w : ws) {
       rte_eal_remote_launch(nf_worker_main, w.get(), lcore);
+      lcore = rte_get_next_lcore(lcore, 1, 0);
+    }
+    for (auto& w : ws) {  // the boxes: lcores N + 1 .. 2N
+      if (!w->box) continue;
+      w->box->lcore = lcore;
+      rte_eal_remote_launch(reframe_box_main, w->box.get(), lcore);
       lcore = rte_get_next_lcore(lcore, 1, 0);
     }
     for (;;) {
@@ -136,6 +162,10 @@ int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::N
       }
       rte_delay_us_sleep(1000);
     }
+    for (auto& w : ws)  // first the boxes: they release what they hold to their workers
+      if (w->box) w->box->stop.store(true);
+    for (auto& w : ws)
+      if (w->box) rte_eal_wait_lcore(w->box->lcore);
     for (auto& w : ws) w->stop.store(true);
     rte_eal_mp_wait_lcore();
   }
@@ -151,7 +181,8 @@ int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::N
     p.ports.values["worker" + std::to_string(w->cfg.worker) + ".packets_in"] = p.packets_in;
     run::add_part(res, p);
     abandoned += w->abandoned;
-    total.rx_packets += w->port.rx_packets, total.rx_bytes += w->port.rx_bytes;
+    const Port& in = w->box ? w->rx_view : w->port;
+    total.rx_packets += in.rx_packets, total.rx_bytes += in.rx_bytes;
     total.tx_packets += w->port.tx_packets, total.tx_bytes += w->port.tx_bytes;
     total.too_long += w->port.too_long;
   }

@@ -20,6 +20,7 @@
 #include "dp/pcap_wire.h"
 #include "dp/pools.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_report.h"
 #include "dp/switch_loop.h"
 #include "dp/switch_mode.h"
@@ -97,16 +98,46 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   }
   SwitchLoop loop(cfg, *mode, external_nf ? std::vector<NfServer*>{} : server_ptrs, traffic, sw_nf,
                   nf_side, feeder, out, nft, g_stop_signal);
+  // The Reframer box (dp/reframe_box.h): one lane per NF server, between its NF link and it.
+  std::unique_ptr<ReframeBox> box;
+  if (spec.reframe_box && !external_nf) {
+    box = std::make_unique<ReframeBox>();
+    for (size_t k = 0; k < m; ++k) {
+      if (!box->add_lane(run::build_reframe_stage<MbufOps>(spec), spec.trace_time, &nf_side[k],
+                         err))
+        return 1;
+      servers[k]->from_box(box->lanes.back().get());
+    }
+    loop.set_box(box.get());
+  }
   std::optional<LiveStats> stats;
   if (live) loop.observe(&stats.emplace(external_nf ? "switch" : "all", cfg.quiet, 0));
-  if (cfg.nf_lcore && !external_nf)
-    rte_eal_remote_launch(nf_thread_main, &nft, rte_get_next_lcore(-1, 1, 0));
+  // Lcores: main = the switch (and the NF server inline), then the NF lcore, then the box.
+  unsigned next = rte_get_next_lcore(-1, 1, 0);
+  const bool nf_thread = cfg.nf_lcore && !external_nf;
+  if (nf_thread) {
+    rte_eal_remote_launch(nf_thread_main, &nft, next);
+    next = rte_get_next_lcore(next, 1, 0);
+  }
+  if (box) {
+    if (next >= RTE_MAX_LCORE) {  // eal_init was asked for it: never expected
+      nft.stop = true;
+      rte_eal_mp_wait_lcore();
+      return (err = "the Reframer box needs an lcore of its own and EAL has none left"), 1;
+    }
+    box->lcore = next;
+    rte_eal_remote_launch(reframe_box_main, box.get(), next);
+  }
 
   res.end = loop.run();
   res.signal = g_stop_signal;
 
   if (cfg.progress && loop.seconds() > 2) std::fputc('\n', stderr);
-  if (cfg.nf_lcore && !external_nf) {
+  if (box) {  // first: it releases what it holds, which the NF server then takes
+    box->stop = true;
+    rte_eal_wait_lcore(box->lcore);
+  }
+  if (nf_thread) {
     nft.stop = true;
     rte_eal_mp_wait_lcore();
   }
@@ -165,6 +196,9 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   if (abandoned) res.drops.values["abandoned_at_exit"] = abandoned;
   if (too_long) res.drops.values["frame_too_long"] = too_long;
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
+  // What the NF lcore and the box cost: busy time in polls that moved packets.
+  if (nf_thread) res.ports.values["nf_lcore.busy_ns"] = nft.busy_ns;
+  if (box) res.ports.values["reframe_box.busy_ns"] = box->busy_ns;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {
     const std::string n = m == 1 ? "" : std::to_string(k);
@@ -217,13 +251,14 @@ int run(const RunConfig& cfg, RunResult& res, std::string& err) {
   }
   EalOptions eo;
   eo.mem_mb = budget.eal_mb;
-  eo.lcores = cfg.workers > 1 ? cfg.workers + 1 : cfg.nf_lcore ? 2 : 1;  // dp/worker.h
+  // dp/worker.h; a Reframer box takes one more, per worker (dp/reframe_box.h)
+  const uint32_t boxes = spec.reframe_box ? std::max<uint32_t>(cfg.workers, 1) : 0;
+  eo.lcores = (cfg.workers > 1 ? cfg.workers + 1 : 1 + (cfg.nf_lcore ? 1 : 0)) + boxes;
   eo.telemetry = res.live;  // dpdk-telemetry.py reads a live run (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
   trace::PcapWriter* w = out_file.empty() ? nullptr : &writer;
-  int rc = cfg.workers > 1
-               ? run_switch_workers(cfg, reader, w, budget, res, err)
-               : run_switch(cfg, reader, w, std::move(steps), spec, budget, res, err);
+  int rc = cfg.workers > 1 ? run_switch_workers(cfg, reader, w, budget, res, err)
+                           : run_switch(cfg, reader, w, std::move(steps), spec, budget, res, err);
   eal_cleanup();
   std::string why;
   if (rc == 0 && res.ran && res.verdict(why) != run::kExitBroken && !out_file.commit(err)) rc = 1;

@@ -112,7 +112,8 @@ run::End SwitchLoop::run() {
     // Idle means: nothing moved for `quiet`, and no packet waits in a ring or a server's hands
     // (nor, unless stopping, in the traffic port's ring or refused by the mode).
     const bool nf_quiet = now - last_activity > quiet && !nf_rx_pending() &&
-                          (!cfg_.nf_lcore || external_nf_ || nft_.idle());
+                          (!cfg_.nf_lcore || external_nf_ || nft_.idle()) &&
+                          (!box_ || box_->idle());
     if (nf_quiet && refused() && !stopping_) {  // back-pressure and nothing moves
       stall_step(now);
       last_activity = now;
@@ -123,6 +124,7 @@ run::End SwitchLoop::run() {
     // that only new input brings, so it is released now and the frame can enter.
     bool held = false;
     for (NfServer* sv : servers_) held = held || sv->held();
+    if (box_) held = held || box_->held.load() > 0;
     if (!live_ && wire && !input_done && idle && feeder_.starved() && (cfg_.nf_lcore || held)) {
       end_step(0, now);
       last_activity = now;
@@ -322,14 +324,20 @@ void SwitchLoop::stall_step(Nanos now) {
 // time they wait for the end-of-input flush.
 uint32_t SwitchLoop::poll_server(Nanos now) {
   if (external_nf_) return 0;
+  uint32_t box_work = 0;
+  if (box_) {
+    const uint64_t a = box_->activity.load(std::memory_order_relaxed);
+    box_work = a != seen_box_activity_ || (box_->held.load() && !trace_time_) ? 1 : 0;
+    seen_box_activity_ = a;
+  }
   if (!cfg_.nf_lcore) {
-    uint32_t work = 0;
+    uint32_t work = box_work;
     for (size_t k = 0; k < servers_.size(); ++k)
       work += servers_[k]->poll(nf_side_[k], now) + (servers_[k]->held() && !trace_time_ ? 1 : 0);
     return work;
   }
   const uint64_t a = nft_.activity.load(std::memory_order_relaxed);
-  if (a == seen_nf_activity_) return 0;
+  if (a == seen_nf_activity_) return box_work;
   seen_nf_activity_ = a;
   return 1;
 }
@@ -355,6 +363,7 @@ uint32_t SwitchLoop::from_nf() {
 void SwitchLoop::end_step(int phase, Nanos now) {
   if (phase == 0) {
     if (external_nf_) return;
+    if (box_) box_->request_flush();  // first: the server's flush then takes what it released
     if (!cfg_.nf_lcore)
       for (size_t k = 0; k < servers_.size(); ++k) servers_[k]->flush(nf_side_[k], now);
     else

@@ -45,6 +45,7 @@
 #include "dp/nf_thread.h"
 #include "dp/pcap_wire.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_config.h"
 #include "dp/switch_mode.h"
 #include "dp/telemetry.h"
@@ -82,6 +83,9 @@ class SwitchLoop {
   // feeder or the writer (finish(), on the wire's lcore once every worker stopped, may drain the
   // writer).
   void wire_elsewhere(const std::atomic<bool>* input_done) { input_done_ = input_done; }
+  // Reframer runs in a box on its own lcore in front of the NF server(s) (dp/reframe_box.h):
+  // the loop waits for it as for the NF lcore, and has it release what it holds first.
+  void set_box(ReframeBox* box) { box_ = box; }
   run::End run();
   // Seconds since run() started.
   double seconds() const { return double(clock_.now() - start_) / 1e9; }
@@ -122,6 +126,8 @@ class SwitchLoop {
   int end_phase_ = 0;      // end steps done (2: all)
   uint64_t seen_nf_activity_ = 0;
   int stall_phase_ = 0;
+  ReframeBox* box_ = nullptr;
+  uint64_t seen_box_activity_ = 0;
   LiveStats* stats_ = nullptr;  // live runs: counters for telemetry and the rate line
   const std::atomic<bool>* input_done_ = nullptr;  // set: the wire is another lcore's
   park::ServerChoice choice_;

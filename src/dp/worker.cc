@@ -17,6 +17,7 @@
 #include "dp/pcap_wire.h"
 #include "dp/pools.h"
 #include "dp/port.h"
+#include "dp/reframe_box.h"
 #include "dp/run_report.h"
 #include "dp/runner.h"
 #include "dp/steer.h"
@@ -43,6 +44,7 @@ struct SwitchWorker {
   std::unique_ptr<Steer> steer;                   // live ports: its share of what they bring
   std::vector<Port> sw_nf, nf_side;               // queue q of each NF server's link
   NfThread nft;
+  std::unique_ptr<ReframeBox> box;  // [reframe] placement = "box": the worker's own
   std::unique_ptr<SwitchLoop> loop;
   run::End end = run::End::kInputDone;
   std::atomic<bool> done{false};
@@ -214,6 +216,17 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
         std::make_unique<SwitchLoop>(w->cfg, *w->mode, w->inline_servers, w->traffic, w->sw_nf,
                                      w->nf_side, feeder, out, w->nft, live ? halt : g_stop_signal);
     w->loop->wire_elsewhere(&input_done);
+    if (spec.reframe_box && !external_nf) {     // one box per worker: a lane per NF server k,
+      w->box = std::make_unique<ReframeBox>();  // on its queue of that server's NF link
+      w->box->name = "rfbox" + std::to_string(q) + "_";
+      for (size_t k = 0; k < m; ++k) {
+        if (!w->box->add_lane(run::build_reframe_stage<MbufOps>(spec), spec.trace_time,
+                              &w->nf_side[k], err))
+          return 1;
+        w->server[k]->from_box(w->box->lanes.back().get());
+      }
+      w->loop->set_box(w->box.get());
+    }
     ws.push_back(std::move(w));
   }
   // Every NF server's link up first, then the gate held (Port::wait_peer): the gate is the
@@ -236,6 +249,12 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
   unsigned lcore = rte_get_next_lcore(-1, 1, 0);
   for (auto& w : ws) {
     rte_eal_remote_launch(switch_worker_main, w.get(), lcore);
+    lcore = rte_get_next_lcore(lcore, 1, 0);
+  }
+  for (auto& w : ws) {  // the boxes: the lcores after the workers' (eal.h floats them)
+    if (!w->box) continue;
+    w->box->lcore = lcore;
+    rte_eal_remote_launch(reframe_box_main, w->box.get(), lcore);
     lcore = rte_get_next_lcore(lcore, 1, 0);
   }
   // The wire (replay: feed and drain), or the live run's watch (signal, --idle-exit, live
@@ -280,6 +299,8 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     if (all) break;
     if (!work) rte_delay_us_sleep(live ? 1000 : 20);
   }
+  for (auto& w : ws)  // the boxes release what they hold; the workers' finish() takes it
+    if (w->box) w->box->stop = true;
   rte_eal_mp_wait_lcore();
   res.end = run::End::kInputDone;
   for (auto& w : ws)

@@ -22,6 +22,8 @@
 // per-worker packets under ports."worker<q>.*".
 // Memif NF link: the wire's lcore waits for the peer, then holds the ControlGate for the run
 // (Port::wait_peer); the NF process serves queue q with its worker q (run_nf_workers).
+// Reframer box ([reframe] placement = "box"): one per worker, on lcore N + 1 + q, in front of
+// worker q's NF server (dp/reframe_box.h); 2N + 1 lcores then.
 // Lcores: N + 1 (EAL floats them over the CPUs it may use when there are fewer: eal.h); the
 // wire sleeps 20 µs whenever nothing moved, so it takes little from the workers.
 #pragma once

@@ -4,10 +4,12 @@
 // Ports:    run(burst) / flush() -> Sink (burst of survivors, with their tag offsets)
 // Config:   the chain (nf::build_chain), the tag format (nullopt: whole packets), notify_drops
 //           (true: a tagged packet the chain drops goes back as PayloadPark's explicit-drop
-//           notice), slicer (packets carry NFSlicer's token), Reframer (optional,
-//           reframe/flow_reorder.h: t_buff, max_held_packets), trace time (optional).
+//           notice), slicer (packets carry NFSlicer's token), Reframer in-chain (optional,
+//           park/reframe_stage.h; the box placement runs the same stage on its own lcore and
+//           this step then has none), trace time (optional).
 // Time:     passed in (`now`); replaying a trace, the clock is the newest packet's trace time,
-//           which the engine reads from its handle (clock()). The chain itself then runs each
+//           which the engine reads from its handle (clock(); park/trace_clock.h). The chain
+//           itself then runs each
 //           burst in segments of packets whose trace times lie within kTraceSegment (1 ms) of
 //           each other, at the segment's newest time (needs `B::trace_ts(h)`): a packet meets
 //           the chain at (about) its own trace time, whichever packets share its burst — see
@@ -54,8 +56,8 @@
 #include "nf/nf.h"
 #include "park/buffer_ops.h"
 #include "park/nf_endpoint.h"
-#include "reframe/classify.h"
-#include "reframe/flow_reorder.h"
+#include "park/reframe_stage.h"
+#include "park/trace_clock.h"
 
 namespace nfpark::park {
 
@@ -74,30 +76,22 @@ class NfBurst {
   // Puts Reframer in front of the chain: packets are held per flow for up to t_buff and reach
   // the chain flow by flow.
   void set_reframer(const reframe::ReorderConfig& cfg, const reframe::BypassRules& rules = {}) {
-    bypass_ = rules;
-    reorder_ = std::make_unique<reframe::FlowReorder<Handle>>(cfg);
-    reorder_->prefault();  // set-up, not the first packets, pays the flow table's page faults
-    ready_.reserve(cfg.max_held_packets + 4 * kMax);
+    reorder_ = std::make_unique<ReframeStage<B>>(cfg, rules);
+    ready_.reserve(reorder_->reserve_hint());
   }
   // Replaying a trace: the chain's `now` is the trace time of the newest packet seen, not the
   // engine's clock, so results do not depend on the replay speed.
-  void use_trace_time(bool on) { trace_time_ = on; }
-  bool trace_time() const { return trace_time_; }
+  void use_trace_time(bool on) { clock_.use_trace_time(on); }
+  bool trace_time() const { return clock_.trace_time(); }
 
   // The clock a poll that read `pkts` at `now` runs on: `now`, or with trace time the newest
   // trace time seen (`ts(h)`); nullopt while no packet has been seen.
   template <class Ts>
   std::optional<Nanos> clock(const Handle* pkts, uint16_t n, Nanos now, Ts&& ts) {
-    if (trace_time_) {
-      for (uint16_t i = 0; i < n; ++i) trace_now_ = std::max(trace_now_, Nanos(ts(pkts[i])));
-      if (trace_now_ == INT64_MIN) return std::nullopt;
-      now = trace_now_;
-    }
-    clock_ = now;
-    return now;
+    return clock_.advance(pkts, n, now, std::forward<Ts>(ts));
   }
   // The clock the last poll ran on (INT64_MIN before it has one).
-  Nanos clock() const { return clock_; }
+  Nanos clock() const { return clock_.last(); }
 
   // Runs up to kMax packets read at `now` (clock()'s) through Reframer (if set) and the chain.
   template <class Sink>
@@ -107,18 +101,7 @@ class NfBurst {
       if (n) process(pkts, n, now, sink);
       return;
     }
-    Collect c{this};
-    if (n && reorder_->passing()) {  // self-bypassed (reframe/self_bypass.h): no classify()
-      reorder_->pass({pkts, n}, c);
-    } else if (n) {
-      std::array<reframe::PacketMeta, kMax> meta;
-      for (uint16_t i = 0; i < n; ++i) {
-        const uint8_t* d = B::data(pkts[i]);
-        meta[i] = reframe::classify(d, parse_packet(d, B::head_len(pkts[i])), bypass_);
-      }
-      reorder_->push({pkts, n}, {meta.data(), n}, now, c);
-    }
-    reorder_->poll(now, c);
+    reorder_->run(pkts, n, now, ready_);
     run_ready(now, sink);
   }
 
@@ -126,38 +109,29 @@ class NfBurst {
   template <class Sink>
   void flush(Nanos now, Sink& sink) {
     if (!reorder_) return;
-    Collect c{this};
-    reorder_->flush_all(now, c);
+    reorder_->flush(now, ready_);
     run_ready(now, sink);
   }
   // The time flush() should run at when replaying a trace (the newest trace time, 0 if none).
-  Nanos flush_time(Nanos now) const {
-    return trace_time_ ? (trace_now_ == INT64_MIN ? 0 : trace_now_) : now;
-  }
+  Nanos flush_time(Nanos now) const { return clock_.flush_time(now); }
 
-  size_t held() const { return reorder_ ? reorder_->held_packets() : 0; }
+  size_t held() const { return reorder_ ? reorder_->held() : 0; }
   const nf::Chain& chain() const { return *chain_; }
   const NfEndpointCounters& endpoint() const { return ep_.counters(); }
-  const reframe::FlowReorder<Handle>* reframer() const { return reorder_.get(); }
+  const reframe::FlowReorder<Handle>* reframer() const {
+    return reorder_ ? &reorder_->reframer() : nullptr;
+  }
+  uint64_t coalesced() const { return reorder_ ? reorder_->coalesced : 0; }
 
-  uint64_t rx = 0, nf_drops = 0, coalesced = 0;
+  uint64_t rx = 0, nf_drops = 0;
 
  private:
-  struct Collect {  // Reframer's emitter: gathers released packets in order
-    NfBurst* s;
-    void emit(Handle h) { s->ready_.push_back(h); }
-    void coalesced(Handle h) {
-      ++s->coalesced;
-      B::free(h);
-    }
-  };
-
   // Replaying a trace, runs pkts through the chain in segments at their own trace times (see
   // "Trace time"); otherwise at once at `now`.
   template <class Sink>
   void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
     if constexpr (requires(Handle h) { Nanos(B::trace_ts(h)); }) {
-      if (trace_time_) {
+      if (clock_.trace_time()) {
         for (uint16_t b = 0; b < n;) {
           Nanos lo = B::trace_ts(pkts[b]), hi = lo;
           uint16_t e = b + 1;
@@ -222,13 +196,10 @@ class NfBurst {
 
   std::unique_ptr<nf::Chain> chain_;
   NfEndpoint<B> ep_;
-  std::unique_ptr<reframe::FlowReorder<Handle>> reorder_;
+  std::unique_ptr<ReframeStage<B>> reorder_;
   std::vector<Handle> ready_;
   std::array<PacketView, kMax> views_;  // process()'s burst (see there)
-  bool trace_time_ = false;
-  Nanos trace_now_ = INT64_MIN;
-  Nanos clock_ = INT64_MIN;
-  reframe::BypassRules bypass_;
+  TraceClock clock_;
 };
 
 }  // namespace nfpark::park

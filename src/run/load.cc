@@ -286,6 +286,21 @@ bool Loader::check_queuemem(std::string& err) const {
   return true;
 }
 
+// The Reframer box: an lcore of its own in front of the NF server's chain, in the process that
+// runs the chain (docs/reframer.md, Placement).
+bool Loader::check_box(std::string& err) const {
+  const RunConfig& c = cfg_;
+  const std::string at = where("reframe", "placement") + ": box";
+  if (c.reframe_us <= 0)
+    return (err = at + " needs Reframer on: give --reframe T_US ([run] reframe_us)"), false;
+  if (c.role == Role::kSwitch)
+    return (err = at +
+                  " runs in front of the NF chain, in the process that runs it: give it to "
+                  "the --role nf process (this switch's NF server is that process)"),
+           false;
+  return true;
+}
+
 bool Loader::finish(std::string& err) {
   const RunConfig& c = cfg_;
   std::string nerr;
@@ -319,6 +334,7 @@ bool Loader::finish(std::string& err) {
     if (!rc.max_held_packets) rc.max_held_packets = 16384;
     if (std::string e = rc.validate(); !e.empty()) return (err = "[reframe]: " + e), false;
   }
+  if (c.reframe.placement == Placement::kBox && !check_box(err)) return false;
   return check_roles(err) && check_files(err) && apply_keys(err);
 }
 

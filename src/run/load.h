@@ -72,6 +72,7 @@ class Loader {
   bool apply(const Setting& s, Value v, char origin);
   bool check_files(std::string& err) const;
   bool check_roles(std::string& err) const;
+  bool check_box(std::string& err) const;  // [reframe] placement = "box"
   bool apply_keys(std::string& err);
 
   RunConfig cfg_;

@@ -41,6 +41,12 @@ NfServerSpec nf_server_spec(const RunConfig& cfg, const Budget& budget, bool rep
     s.reframe = rc;
     s.reframe_bypass.tcp_syn = cfg.reframe.bypass_syn;
     for (uint64_t d : cfg.reframe.bypass_dscp) s.reframe_bypass.dscp_mask |= uint64_t(1) << d;
+    if (!cfg.reframe.bypass_match.empty())  // header match: [reframe] bypass_protocols, ...
+      s.reframe_bypass.match = [m = cfg.reframe.bypass_match](const uint8_t* p,
+                                                              const PacketLayout& l) {
+        return m.match(p, l);
+      };
+    s.reframe_box = cfg.reframe.placement == Placement::kBox;
   }
   return s;
 }

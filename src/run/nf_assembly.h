@@ -12,6 +12,7 @@
 #include "nf/registry.h"
 #include "park/fault_injector.h"
 #include "park/nf_burst.h"
+#include "park/reframe_stage.h"
 #include "park/tag.h"
 #include "reframe/reorder_config.h"
 #include "run/budget.h"
@@ -30,9 +31,11 @@ struct NfServerSpec {
   bool slicer = false;                            // packets carry NFSlicer's token
   std::optional<reframe::ReorderConfig> reframe;  // Reframer in front of the chain
   reframe::BypassRules reframe_bypass;            // its bypass classes ([reframe] bypass_*)
-  bool trace_time = false;                        // the chain's clock is the trace's
-  Faults faults;                                  // injected on the way back (engine's hook)
-  park::TagShape shape;                           // nf_tag_shape, for the faults
+  bool reframe_box = false;  // Reframer on an lcore of its own ([reframe] placement = "box"):
+                             // build_nf_step leaves it out, build_reframe_stage makes it
+  bool trace_time = false;   // the chain's clock is the trace's
+  Faults faults;             // injected on the way back (engine's hook)
+  park::TagShape shape;      // nf_tag_shape, for the faults
 };
 
 // The spec for a run of `cfg` with `budget`; `replay`: a trace is replayed (not live ports).
@@ -58,9 +61,17 @@ std::unique_ptr<park::NfBurst<B>> build_nf_step(const RunConfig& cfg, const NfSe
   chain->set_worker(cfg.worker, cfg.workers);  // its share (a NAT's ports): run/worker_config.h
   auto step =
       std::make_unique<park::NfBurst<B>>(std::move(chain), spec.format, spec.notify, spec.slicer);
-  if (spec.reframe) step->set_reframer(*spec.reframe, spec.reframe_bypass);
+  if (spec.reframe && !spec.reframe_box) step->set_reframer(*spec.reframe, spec.reframe_bypass);
   step->use_trace_time(spec.trace_time);
   return step;
+}
+
+// The Reframer box's stage for `spec` (nullptr unless spec.reframe_box): the same Reframer the
+// in-chain placement puts into the step, for an engine to run on an lcore of its own.
+template <park::BufferOps B>
+std::unique_ptr<park::ReframeStage<B>> build_reframe_stage(const NfServerSpec& spec) {
+  if (!spec.reframe || !spec.reframe_box) return nullptr;
+  return std::make_unique<park::ReframeStage<B>>(*spec.reframe, spec.reframe_bypass);
 }
 
 }  // namespace nfpark::run

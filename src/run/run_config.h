@@ -14,6 +14,7 @@
 
 #include "nf/toml_fwd.h"
 #include "park/fault_injector.h"
+#include "park/no_split.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
 #include "park/secret.h"
@@ -28,12 +29,19 @@ namespace nfpark::run {
 enum class Role : uint8_t { kAll, kSwitch, kNf };
 std::optional<Role> parse_role(std::string_view s);
 
+// Where Reframer runs ([reframe] placement): in front of the chain on the NF server's lcore
+// (in-chain), or on an lcore of its own between the NF link and the chain (box: dp/reframe_box.h).
+enum class Placement : uint8_t { kInChain, kBox };
+std::optional<Placement> parse_placement(std::string_view s);
+
 // Reframer's parameters beyond T_buff ([reframe]); t_buff comes from reframe_us and
 // max_held_packets 0 means the budget's default (run/budget.h).
 struct Reframe {
   reframe::ReorderConfig cfg{.max_held_packets = 0};
+  Placement placement = Placement::kInChain;
   bool bypass_syn = true;             // TCP SYN / SYN-ACK never delayed
   std::vector<uint64_t> bypass_dscp;  // packets with these DSCP values never delayed
+  park::NoSplitFilter bypass_match;   // header-match bypass class: destinations, ports, protocols
 };
 
 enum class Mode : uint8_t { kBaseline, kPayloadPark, kQueueMem, kNfSlicer, kNicmem, kSplit };

@@ -21,6 +21,12 @@ std::optional<Role> parse_role(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Placement> parse_placement(std::string_view s) {
+  if (s == "in-chain") return Placement::kInChain;
+  if (s == "box") return Placement::kBox;
+  return std::nullopt;
+}
+
 std::string_view to_string(Mode m) {
   switch (m) {
     case Mode::kBaseline:
@@ -157,6 +163,8 @@ const Setting kSettings[] = {
   {"park.no_split", "protocols", "no-split-protocols", Kind::kInts, 0, 255, "", "", "traffic of these IP protocols is never split",
    "", true, "N,N", [](R& c, const V& v) { c.park.no_split.protocols.assign(v.ints.begin(), v.ints.end()); }},
   // [reframe] (T_buff: [run] reframe_us; docs/reframer.md)
+  {"reframe", "placement", "reframe-placement", Kind::kChoice, 0, 0, "", "in-chain", "Reframer on the NF server's lcore in front of the chain (in-chain), or on an lcore of its own between the NF link and the chain (box; docs/reframer.md, Placement)",
+   "in-chain|box", true, "P", [](R& c, const V& v) { c.reframe.placement = *parse_placement(v.s); }},
   {"reframe", "max_burst", "reframe-max-burst", Kind::kInt, 1, 65535, "packets", "32", "Reframer: a flow's batch leaves when it holds this many",
    "", true, "N", [](R& c, const V& v) { c.reframe.cfg.max_burst = uint32_t(v.u); }},
   {"reframe", "priority", "reframe-priority", Kind::kChoice, 0, 0, "", "oldest_in_queue", "Reframer: order of the batches due in one round",
@@ -175,8 +183,24 @@ const Setting kSettings[] = {
    "", false, "", [](R& c, const V& v) { c.reframe.bypass_syn = v.b; }},
   {"reframe", "bypass_dscp", "reframe-bypass-dscp", Kind::kInts, 0, 63, "", "", "Reframer: packets with these DSCP values are never delayed",
    "", true, "N,N", [](R& c, const V& v) { c.reframe.bypass_dscp = v.ints; }},
+  {"reframe", "bypass_protocols", "reframe-bypass-protocols", Kind::kInts, 0, 255, "", "", "Reframer: packets of these IP protocols are never delayed (header-match bypass class)",
+   "", true, "N,N", [](R& c, const V& v) { c.reframe.bypass_match.protocols.assign(v.ints.begin(), v.ints.end()); }},
+  {"reframe", "bypass_dst_ports", "reframe-bypass-ports", Kind::kInts, 0, 65535, "", "", "Reframer: packets to these L4 destination ports are never delayed (header-match bypass class)",
+   "", true, "N,N", [](R& c, const V& v) { c.reframe.bypass_match.dst_ports.assign(v.ints.begin(), v.ints.end()); }},
+  {"reframe", "bypass_dst_prefixes", "reframe-bypass-prefixes", Kind::kPrefixes, 0, 0, "", "", "Reframer: packets to these destinations are never delayed (header-match bypass class)",
+   "", true, "P,P", [](R& c, const V& v) {
+     c.reframe.bypass_match.dst_prefixes.clear();
+     for (const std::string& s : v.list) {
+       park::Prefix p;
+       std::string e;
+       park::parse_prefix(s, p, e);
+       c.reframe.bypass_match.dst_prefixes.push_back(p);
+     }
+   }},
   {"reframe", "coalesce_acks", "reframe-coalesce-acks", Kind::kBool, 0, 0, "", "false", "Reframer: drop pure TCP ACKs superseded within a batch (counted as coalesced)",
    "", true, "", [](R& c, const V& v) { c.reframe.cfg.coalesce_acks = v.b; }},
+  {"reframe", "prefetch", "reframe-no-prefetch", Kind::kBool, 0, 0, "", "true", "Reframer: prefetch flow slots 16 packets ahead (the flag: no prefetch)",
+   "", false, "", [](R& c, const V& v) { c.reframe.cfg.prefetch = v.b; }},
   {"reframe", "self_bypass", "reframe-no-self-bypass", Kind::kBool, 0, 0, "", "true", "Reframer: pass traffic through while regrouping gains less than min_gain (the flag: never)",
    "", false, "", [](R& c, const V& v) { c.reframe.cfg.self_bypass.enabled = v.b; }},
   {"reframe", "min_gain", "reframe-min-gain", Kind::kReal, 1, 100, "SLF out / SLF in", "1.1", "Reframer: self-bypass when a probe window's SLF gain is below this",

@@ -188,5 +188,52 @@ TEST(Loader, SimOnlySettingsAndSimulatorDefaults) {
   EXPECT_EQ(err, "s.toml: [queuemem] poll_ns: expected a number from 1 to 1000000000 (ns), got 0");
 }
 
+// [reframe] placement: in-chain by default; box needs Reframer on and the process that runs the
+// chain, one worker; each refusal names the setting and the way out.
+TEST(Loader, ReframePlacementAndItsCombinations) {
+  const std::string base = "[run]\nin = \"a.pcap\"\n";
+  {
+    Loader l;
+    std::string err;
+    ASSERT_TRUE(load(l, base, err)) << err;
+    EXPECT_EQ(l.config().reframe.placement, Placement::kInChain);
+  }
+  {
+    Loader l;
+    std::string err;
+    ASSERT_TRUE(load(l,
+                     base + "reframe_us = 64\n[reframe]\nplacement = \"box\"\n"
+                            "bypass_protocols = [6]\nbypass_dst_ports = [53]\n"
+                            "bypass_dst_prefixes = [\"10.0.0.0/8\"]\nprefetch = false\n",
+                     err))
+        << err;
+    EXPECT_EQ(l.config().reframe.placement, Placement::kBox);
+    EXPECT_EQ(l.config().reframe.bypass_match.protocols, std::vector<uint8_t>{6});
+    EXPECT_EQ(l.config().reframe.bypass_match.dst_ports, std::vector<uint16_t>{53});
+    EXPECT_EQ(l.config().reframe.bypass_match.dst_prefixes.size(), 1u);
+    EXPECT_FALSE(l.config().reframe.cfg.prefetch);
+    EXPECT_TRUE(l.finish(err)) << err;
+  }
+  {
+    Loader l;
+    std::string err;
+    ASSERT_FALSE(l.set_flag(*find_flag("reframe-placement"), "boxed", err));
+    EXPECT_NE(err.find("in-chain"), std::string::npos) << err;
+  }
+  auto refused = [&](const std::string& text, const std::string& flag, const std::string& why) {
+    Loader l;
+    std::string err;
+    ASSERT_TRUE(load(l, base + text, err)) << err;
+    ASSERT_TRUE(l.set_flag(*find_flag("reframe-placement"), "box", err)) << err;
+    if (!flag.empty()) {
+      ASSERT_TRUE(l.set_flag(*find_flag(flag), "2", err)) << err;
+    }
+    EXPECT_FALSE(l.finish(err));
+    EXPECT_EQ(err.rfind("--reframe-placement: box", 0), 0u) << err;
+    EXPECT_NE(err.find(why), std::string::npos) << err;
+  };
+  refused("", "", "--reframe T_US");
+}
+
 }  // namespace
 }  // namespace nfpark::run

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 
+#include "park/reframe_stage.h"
 #include "sim/sim_buffer.h"
 #include "sim_fixtures.h"
 
@@ -165,6 +167,59 @@ TEST(NfBurst, ReframerFeedsTheChainFlowByFlowAndFlushReleasesAll) {
   EXPECT_EQ(changes, 1);
   for (auto& [f, seqs] : by_flow) EXPECT_TRUE(std::is_sorted(seqs.begin(), seqs.end()));
   EXPECT_EQ(r.pool.live(), 0u);
+}
+
+// The box placement (park::ReframeStage on its own, its releases then fed to a step without
+// Reframer, as dp/reframe_box.h does across lcores) gives exactly what the in-chain placement
+// gives: same chain input order, same survivors, same Reframer counters — on a random stream of
+// 40 flows with odd lengths (chain drops), timeouts, caps and a flush.
+TEST(NfBurst, BoxPlacementGivesWhatInChainGives) {
+  reframe::ReorderConfig rc;
+  rc.t_buff = 20 * kMicro;
+  rc.max_burst = 5;
+  rc.max_held_packets = 40;
+  rc.max_flows = 64;
+  rc.self_bypass.enabled = false;
+  Rig in_chain, box_side;
+  in_chain.step->set_reframer(rc);
+  park::ReframeStage<SimBuffer> box(rc, {});
+  std::vector<Packet*> released;
+  released.reserve(box.reserve_hint());
+  std::mt19937_64 rng(7);
+  Sink a, b;
+  uint64_t seq = 0;
+  for (int round = 0; round < 200; ++round) {
+    const Nanos now = round * 3 * kMicro;
+    const uint16_t n = uint16_t(rng() % 33);
+    std::array<Packet*, 32> pa, pb;
+    for (uint16_t i = 0; i < n; ++i, ++seq) {
+      const uint32_t len = 100 + uint32_t(rng() % 9);
+      const auto f = testing::udp_frame(len, uint16_t(1000 + rng() % 40), seq);
+      pa[i] = in_chain.pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
+      pb[i] = box_side.pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
+      pa[i]->seq = pb[i]->seq = seq;
+    }
+    in_chain.step->run(pa.data(), n, now, a);
+    box.run(pb.data(), n, now, released);             // the box lcore
+    for (size_t i = 0; i < released.size(); i += 32)  // the NF lcore, a burst at a time
+      box_side.step->run(released.data() + i, uint16_t(std::min<size_t>(32, released.size() - i)),
+                         now, b);
+    released.clear();
+  }
+  in_chain.step->flush(1 * kSecond, a);
+  box.flush(1 * kSecond, released);
+  for (size_t i = 0; i < released.size(); i += 32)
+    box_side.step->run(released.data() + i, uint16_t(std::min<size_t>(32, released.size() - i)),
+                       1 * kSecond, b);
+  EXPECT_GT(in_chain.step->reframer()->stats().held, 100u) << "Reframer held packets";
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(in_chain.step->nf_drops, box_side.step->nf_drops);
+  EXPECT_EQ(in_chain.step->reframer()->stats().slf_out(), box.reframer().stats().slf_out());
+  EXPECT_EQ(in_chain.step->reframer()->stats().batches, box.reframer().stats().batches);
+  EXPECT_EQ(in_chain.sizes, box_side.sizes) << "the chain saw the same bursts";
+  EXPECT_EQ(box.held(), 0u);
+  EXPECT_EQ(in_chain.pool.live(), 0u);
+  EXPECT_EQ(box_side.pool.live(), 0u);
 }
 
 }  // namespace
