@@ -42,9 +42,7 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
   // nf_workers.cc; the Reframer box takes lcore 1 (dp/reframe_box.h)
   eo.lcores = (cfg.workers > 1 ? cfg.workers + 1 : 1) +
               (spec.reframe_box ? std::max<uint32_t>(cfg.workers, 1) : 0);
-  // No telemetry socket here yet: with it, a role-nf process on memif died of SIGSEGV in
-  // tests/e2e/test_own_packets.py (two processes); not understood yet (docs/testbed.md).
-  eo.telemetry = false;
+  eo.telemetry = true;  // dpdk-telemetry.py reads /nfpark/stats (dp/telemetry.h)
   if (!eal_init(eo, err)) return 1;
   int rc = 0;
   if (cfg.workers > 1) {

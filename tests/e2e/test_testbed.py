@@ -171,8 +171,8 @@ def test_header_drops_at_the_nf_server(tb_id: str) -> None:
 
 
 def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
-    """While the testbed runs, dpdk-telemetry.py reads the switch's counters through its
-    telemetry socket, and the switch and the NF server print a rate line on stderr every 2 s."""
+    """While the testbed runs, dpdk-telemetry.py reads the switch's and the NF server's counters
+    through their telemetry sockets, and both print a rate line on stderr every 2 s."""
     if shutil.which("dpdk-telemetry.py") is None:
         pytest.skip("dpdk-telemetry.py (package dpdk) is missing")
     tb = net.up(tb_id, "payloadpark")
@@ -192,6 +192,9 @@ def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
     assert int(sw["packets_in"]) >= 40, sw  # type: ignore[call-overload]  # 20 echoes, 20 replies
     assert sw["packets_in"] == sw["packets_to_nf"], sw
     assert "pps_in" in read("switch", "/nfpark/rates")
+    nf = read("nf1", "/nfpark/stats")  # the NF server's own process (--role nf)
+    assert nf["role"] == "nf", nf
+    assert int(nf["packets_in"]) >= 40, nf  # type: ignore[call-overload]
     time.sleep(1)
     log = Path(tb.proc("switch").err).read_text()
     assert "nfpark run [switch]:" in log and " kpps" in log, log
@@ -199,8 +202,9 @@ def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
     res = net.down(tb_id)
     check_results(res, "baseline")  # ICMP is not parked: only balance and pools here
     assert int(res["switch"]["packets_in"]) >= int(sw["packets_in"])  # type: ignore[index, call-overload]
-    assert not any(Path("/var/run/dpdk").glob(f"nfpark{tb.proc('switch').pid}")), \
-        "the runtime directory (telemetry socket) stayed behind"
+    for name in ("switch", "nf1"):
+        assert not any(Path("/var/run/dpdk").glob(f"nfpark{tb.proc(name).pid}")), \
+            f"{name}: the runtime directory (telemetry socket) stayed behind"
 
 
 def test_memif_between_switch_and_nf_server(tb_id: str) -> None:
