@@ -192,3 +192,49 @@ def test_killed_nf_server_is_reclaimed_bypassed_and_taken_back(lab: Lab, tmp_pat
     # Every payload that left sits on its own header.
     got = cli.frame_bytes(tmp_path / "out.pcap")
     assert cli.assert_own_payloads(got, cli.frame_bytes(trace)) == res["packets_out"]
+
+
+def test_hung_nf_server_does_not_stall_the_others(lab: Lab, tmp_path: Path) -> None:
+    """An NF server that hangs (SIGSTOP: its memif rings fill, nothing comes back) is declared
+    down after --nf-dead-after; the switch keeps serving its other server meanwhile and after,
+    and when the hung one wakes (SIGCONT) with its stale backlog, nothing merges wrongly,
+    everything is counted, pools are full."""
+    trace = lab.trace(30000, flows=64, size=1000, rate_gbps=0.04, seed=5)
+    ref = cli.run(trace, tmp_path / "ref.pcap", "payloadpark", "counter", *TWO)
+    share = [s["packets_to"] for s in ref["servers"]]
+    socks = [tmp_path / "a.sock", tmp_path / "b.sock"]
+    sw = subprocess.Popen(
+        [str(cli.nfpark_bin()), "run", "--role", "switch", "--mode", "payloadpark", "--in",
+         str(trace), "--out", str(tmp_path / "out.pcap"), "--pace", *TWO, "--nf-dead-after",
+         "300", "--nf-port", memif(socks[0], "server", 0) + "+" + memif(socks[1], "server", 1),
+         "--json", "--no-progress", "--timeout", "40"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    nfs: list[subprocess.Popen[str]] = []
+    try:
+        for s in socks:
+            wait_for(s, sw)
+        nfs = [start_nf(s, "payloadpark") for s in socks]
+        time.sleep(2.0)  # traffic flows to both
+        assert sw.poll() is None, sw.communicate()[1][-2000:]
+        os.kill(nfs[1].pid, signal.SIGSTOP)
+        time.sleep(1.5)
+        os.kill(nfs[1].pid, signal.SIGCONT)
+        out, err = sw.communicate(timeout=40)
+        nf0, nf1 = ended(nfs[0]), ended(nfs[1])
+    finally:
+        for p in (sw, *nfs):
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.kill()
+                p.wait()
+    assert sw.returncode == 0, err[-3000:]
+    res: cli.Json = json.loads(out)
+    cli.assert_accounting(res)
+    assert res["status"] == "complete" and res["packets_in"] == 30000, res
+    s0, s1 = res["servers"]
+    assert s1["downs"] >= 1 and s0["downs"] == 0, json.dumps(res["servers"])
+    assert s0["packets_to"] > share[0], (share, res["servers"])  # it took the hung one's flows
+    assert nf0["pools_full"] is True and nf1["pools_full"] is True, (nf0, nf1)
+    assert res["held_at_exit"] == 0
+    got = cli.frame_bytes(tmp_path / "out.pcap")
+    assert cli.assert_own_payloads(got, cli.frame_bytes(trace)) == res["packets_out"]
