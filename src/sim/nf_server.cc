@@ -85,12 +85,15 @@ void NfServer::start_burst(uint16_t c) {
   while (core.ring.head && n < cfg_.burst) pkts[n++] = core.ring.pop();
   core.out.clear();
   Sink sink{this, &core, Picos(cfg_.service.burst_ns * double(kNs) + 0.5)};
-  uint32_t nic_held = 0;  // NIC buffers of the burst: those the chain drops come back
-  if (nic_)
-    for (uint16_t i = 0; i < n; ++i) nic_held += nic_->nic_holds(pkts[i]);
   step_->run(pkts.data(), n, to_nanos(e_.now()), sink);
-  if (nic_held > sink.nic_held) nic_->host_freed(nic_held - sink.nic_held);
+  // NIC buffers of what the chain saw: those it (or `drop`) did not pass come back
+  if (sink.nic_viewed > sink.nic_held) nic_->host_freed(sink.nic_viewed - sink.nic_held);
   ctr_.nf_drops = step_->nf_drops;
+  ctr_.nf_freed = step_->endpoint().drop_freed;
+  if (faults_) {
+    ctr_.fault_injected = faults_->counters().dropped;
+    ctr_.duplicates = faults_->counters().duplicated;
+  }
   core.busy = true;
   core.busy_ps += sink.service;
   core.event = true;
@@ -99,13 +102,18 @@ void NfServer::start_burst(uint16_t c) {
 
 void NfServer::Sink::viewed(Packet* p, bool header_only) {
   // a payload the NIC kept (nicmem) is never in host memory: the host handles a header
-  header_only = header_only || (s->nic_ && s->nic_->nic_holds(p));
+  const bool in_nic = s->nic_ && s->nic_->nic_holds(p);
+  nic_viewed += in_nic;
+  header_only = header_only || in_nic;
   service += s->cfg_.service.sample(header_only, s->rng_);
 }
 
 // The survivors of the chain: notices go back as they are; the `drop` fault loses a fraction of
-// the others silently.
-void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, uint16_t n, Nanos) {
+// the others silently; then `[faults]` (if set) acts on the burst, as the dataplane's does.
+void NfServer::Sink::burst(Packet** pkts, const uint32_t* tag_at, const bool* notice, uint16_t n,
+                           Nanos) {
+  std::array<uint32_t, nf::kBurst> tags;
+  uint16_t keep = 0;
   for (uint16_t i = 0; i < n; ++i) {
     Packet* p = pkts[i];
     if (notice[i]) {
@@ -116,9 +124,15 @@ void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, u
       SimBuffer::free(p);
       continue;
     }
+    // (the fault stage's drops return their own NIC buffers: fault_lose)
     if (s->nic_ && s->nic_->nic_holds(p)) ++nic_held;
-    core->out.push_back(p);
+    pkts[keep] = p;
+    tags[keep++] = tag_at[i];
   }
+  if (s->faults_)
+    s->faults_->apply(pkts, tags.data(), keep, core->out);
+  else
+    core->out.insert(core->out.end(), pkts, pkts + keep);
 }
 
 void NfServer::on_event(uint64_t c) {
@@ -164,6 +178,7 @@ void NfServer::report(const CounterSink& s) const {
   s("nf_server.drop_fault", ctr_.drop_fault);
   s("nf_server.nf_drops", ctr_.nf_drops);
   s("nf_server.drop_notices", ctr_.drop_notices);
+  if (faults_) faults_->report(s);
   s("nf_server.header_only", step_->endpoint().header_only);
   s("nf_server.whole", step_->endpoint().whole);
   step_->chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });
