@@ -43,6 +43,7 @@
 #include "sim/fault_stage.h"
 #include "sim/nic_program.h"
 #include "sim/pipe.h"
+#include "sim/reframe_box_stage.h"
 #include "sim/service.h"
 #include "sim/sim_buffer.h"
 
@@ -71,14 +72,19 @@ struct NfServerCounters {
   uint64_t nf_drops = 0, drop_notices = 0;      // chain drops; those sent back as notices
   uint64_t nf_freed = 0;                        // chain drops freed here (not sent as notices)
   uint64_t fault_injected = 0, duplicates = 0;  // [faults]: dropped, duplicated (fault_stage.h)
+  uint64_t reframe_coalesced = 0;               // pure ACKs Reframer's ACK coalescing freed
   // Packets this server lost, each once: a notice is counted where it ends (the switch finds
   // its payload: the mode's explicit drop; or it is lost or refused on the way: that reason).
   uint64_t drops() const {
-    return drop_nic_buffer + drop_rx_ring + drop_fault + nf_freed + fault_injected;
+    return drop_nic_buffer + drop_rx_ring + drop_fault + nf_freed + fault_injected +
+           reframe_coalesced;
   }
 };
 
-class NfServer final : public PortPeer, private EventHandler, private FaultStage::Host {
+class NfServer final : public PortPeer,
+                       private EventHandler,
+                       private FaultStage::Host,
+                       private ReframeBoxStage::Host {
  public:
   // `format`: the parking tag the switch adds (nullopt: whole packets, no tag).
   NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
@@ -98,6 +104,16 @@ class NfServer final : public PortPeer, private EventHandler, private FaultStage
       faults_ = std::make_unique<FaultStage>(e_, f, shape, static_cast<FaultStage::Host&>(*this));
   }
   const FaultStage* faults() const { return faults_.get(); }
+  // Reframer as a box in front of the cores (reframe_box_stage.h; `[reframe] placement = "box"`).
+  void set_box(std::unique_ptr<park::ReframeStage<SimBuffer>> stage) {
+    if (stage)
+      box_ = std::make_unique<ReframeBoxStage>(e_, std::move(stage),
+                                               static_cast<ReframeBoxStage::Host&>(*this));
+  }
+  // Reframer, in-chain or the box's (nullptr: none).
+  const reframe::FlowReorder<Packet*>* reframer() const {
+    return box_ ? &box_->stage().reframer() : step_->reframer();
+  }
   const NicProgram* nic() const { return nic_.get(); }
   void drain_nic() {
     if (nic_) nic_->drain();
@@ -147,6 +163,15 @@ class NfServer final : public PortPeer, private EventHandler, private FaultStage
   void free_host(Packet* p);  // a packet the host drops: its NIC buffer comes back
   void fault_send(Packet* p) override { send_back(p); }
   void fault_lose(Packet* p) override { free_host(p); }
+  void box_release(Packet* p) override { to_core(p); }
+  void to_core(Packet* p);  // its DMA completes at p->due: to its core's queue (RSS)
+  void arm_reframer();      // an idle core polls in-chain Reframer at its next deadline
+  struct ReframerPoll final : EventHandler {
+    NfServer* s;
+    Picos armed = kNever;  // the pending event's time
+    explicit ReframerPoll(NfServer* server) : s(server) {}
+    void on_event(uint64_t) override;
+  };
   struct Sink {  // park::NfBurst's sink: service time per packet, survivors to the core
     NfServer* s;
     Core* core;
@@ -162,6 +187,8 @@ class NfServer final : public PortPeer, private EventHandler, private FaultStage
   std::unique_ptr<park::NfBurst<SimBuffer>> step_;
   std::unique_ptr<NicProgram> nic_;
   std::unique_ptr<FaultStage> faults_;
+  std::unique_ptr<ReframeBoxStage> box_;
+  ReframerPoll rf_poll_{this};
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;

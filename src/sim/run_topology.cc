@@ -88,8 +88,19 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   rc.park = cfg.park;
   rc.notify_drops = cfg.nf.notify_drops;
   rc.faults = cfg.faults;
-  const run::NfServerSpec spec = run::nf_server_spec(rc, run::Budget{}, false, err);
-  if (!err.empty()) return false;
+  rc.reframe_us = cfg.reframe_us;  // Reframer: in-chain (the step) or a box (its own core)
+  rc.reframe = cfg.reframe;
+  run::Budget budget;
+  if (cfg.reframe_us > 0)
+    budget.reframe_hold =
+        cfg.reframe.cfg.max_held_packets ? cfg.reframe.cfg.max_held_packets : run::kReframeHold;
+  const run::NfServerSpec spec = run::nf_server_spec(rc, budget, false, err);
+  if (!err.empty()) return err = "[reframe] " + err, false;
+  if (spec.reframe && !spec.reframe_box && cfg.nf.cores > 1)
+    return err =
+               "[nf_server] cores: in-chain Reframer runs on the NF server's one lcore, as in "
+               "nfpark run; give cores = 1, or [reframe] placement = \"box\"",
+           false;
   for (uint16_t k = 0; k < cfg.nf_servers; ++k) {
     auto step = run::build_nf_step<SimBuffer>(rc, spec, err);
     if (!step) return err = "[nf_server] chain: " + err, false;
@@ -97,7 +108,8 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     nc.seed = cfg.seed * 1000003 + k;
     auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
     s->set_faults(spec.faults, spec.shape);  // [faults]: the same seed for each, as nfpark run's
-    if (auto hm = nic_mode(cfg.mode)) {      // the NIC program in front of PCIe
+    s->set_box(run::build_reframe_stage<SimBuffer>(spec));  // nullptr unless placement = box
+    if (auto hm = nic_mode(cfg.mode)) {                     // the NIC program in front of PCIe
       auto nic = make_nic_program(*hm, cfg.nic, err);
       if (!nic) return false;
       s->set_nic(std::move(nic));
@@ -218,6 +230,7 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
     nc.nf_freed += c.nf_freed;
     nc.fault_injected += c.fault_injected;
     nc.duplicates += c.duplicates;
+    nc.reframe_coalesced += c.reframe_coalesced;
     busy += s->busy_time();
   }
   r.drops = {{"buffer_full", sc.drop_buffer_full},
@@ -229,7 +242,8 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
              // or notices that found their payload (one lost on the way counts there)
              {"nf", nc.nf_freed + program->nf_drops_returned()},
              {"fault", nc.drop_fault},
-             {"fault_injected", nc.fault_injected}};
+             {"fault_injected", nc.fault_injected},
+             {"reframe_coalesced", nc.reframe_coalesced}};
   program->drop_reasons([&](std::string_view k, uint64_t v) { r.drops.emplace_back(k, v); });
   CounterMap nic_drops;  // the NICs' reasons, summed over servers
   for (auto& s : servers)

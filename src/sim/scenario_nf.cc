@@ -20,9 +20,6 @@ bool parse_nf_extras(const toml::table& root, const std::string& where, SimRunCo
   const toml::table* r = root.get_as<toml::table>("reframe");
   if (c.reframe_us <= 0 && r && !r->empty())
     return err = where + ": [reframe] needs Reframer on: give [nf_server] reframe_us", false;
-  if (c.reframe_us > 0)  // (next commit: Reframer in the NF server model)
-    return err = where + ": [nf_server] reframe_us: Reframer does not run in the simulator yet",
-           false;
   if (c.reframe_us > 0) {  // the fields' ranges are the table's; this checks how they combine
     reframe::ReorderConfig cfg = c.reframe.cfg;
     cfg.t_buff = Nanos(c.reframe_us * 1e3);

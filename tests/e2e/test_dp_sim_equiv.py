@@ -58,7 +58,16 @@ MODES: dict[str, tuple[str, str]] = {
     "nicmem-pool+faults": ("nicmem", "[nicmem]\nheader_segment = 96\n" + DUP),
     "split": ("split", ""),
     "split+faults": ("split", DELAY),
+    "payloadpark-160+box": ("payloadpark",
+                            '[park]\npark_bytes = 160\n[reframe]\nplacement = "box"\n'),
 }
+
+# Reframer (T_buff, µs) in front of the chain: nfpark run's [run] reframe_us, the scenario's
+# [nf_server] reframe_us; [reframe] placement as the case says. Reframer keeps per-flow order
+# and holds nothing at the end, so the output frames (flow by flow) and every counter of the
+# chain and the mode are the same; its own counters (batches, SLF) are the engines' timing.
+# (In-chain Reframer in the simulator: tests/sim/reframe_sim_test.cc, against the box.)
+REFRAMER: dict[str, int] = {"payloadpark-160+box": 64}
 
 
 # Counters that say how the engine's timing formed QUEUE-MEM's batches, not what the logic
@@ -128,13 +137,15 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
     mode, section = MODES[case]
     trace = lab.trace(2000, flows=50, seed=3, proto="mix", size="dc")
     cfg = tmp_path / "run.toml"
-    cfg.write_text(section)
+    t_buff = REFRAMER.get(case)
+    cfg.write_text((f"[run]\nreframe_us = {t_buff}\n" if t_buff else "") + section)
     run_out = tmp_path / "run.pcap"
     run = cli.run(trace, run_out, mode, CHAIN, config=cfg)
     cli.assert_accounting(run)
 
     scenario = tmp_path / "sim.toml"
-    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=CHAIN, section=section))
+    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=CHAIN, section=(
+        f"reframe_us = {t_buff}\n" if t_buff else "") + section))
     sim_out = tmp_path / "sim.pcap"
     p = cli.nfpark("sim", scenario, "--json", "--no-progress", "--out-pcap", sim_out)
     assert p.returncode == 0, cli.describe(p)
@@ -186,6 +197,12 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
         assert faults["duplicated" if "dup =" in section else "delayed"] > 0
         assert faults["corrupted"] > 0 or "corrupt_tag" not in section or \
             mode in ("baseline", "nicmem", "split")  # no tags to corrupt
+    if t_buff:  # Reframer ran in both: every packet in and out, each flow's first one at once,
+        # the others held (batches and SLF are the timing's), nothing held at the end
+        rf = {k: run["reframe"][k] for k in ("rx", "tx", "bypassed", "held", "flows.new",
+                                             "coalesced", "held_now")}
+        assert {k: c["reframe." + k] for k in rf} == rf
+        assert rf["rx"] == run["packets_in"] and rf["held"] > 0 and rf["held_now"] == 0
     if mode == "payloadpark":
         assert run["split"] == c["park.splits"] > 0
     if mode == "nfslicer":  # payloads stayed on the NIC: fewer bytes crossed than arrived
