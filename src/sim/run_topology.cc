@@ -95,7 +95,7 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     budget.reframe_hold =
         cfg.reframe.cfg.max_held_packets ? cfg.reframe.cfg.max_held_packets : run::kReframeHold;
   const run::NfServerSpec spec = run::nf_server_spec(rc, budget, false, err);
-  if (!err.empty()) return err = "[reframe] " + err, false;
+  if (!err.empty()) return false;
   if (spec.reframe && !spec.reframe_box && cfg.nf.cores > 1)
     return err =
                "[nf_server] cores: in-chain Reframer runs on the NF server's one lcore, as in "
