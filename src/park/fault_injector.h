@@ -5,7 +5,8 @@
 //           delay_us (packets held that long, µs; 0 = off), delay_share (the fraction of
 //           packets held, 1 = all), seed (1).
 //           TagShape: where the mode's tag or token is and which of its bytes are flags.
-// Time:     `now` passed in (trace time or the engine's clock); no timers.
+// Time:     `now` passed in (trace time or the engine's clock); no timers (next_due() says when
+//           release() has work: the simulator's FaultStage schedules it then).
 // State:    the delayed packets (FIFO); the last 64 parked tags sent back (for replays).
 // Counters: FaultCounters — dropped, duplicated, reordered, corrupted, forged, delayed.
 // Refs:     issues 3, 4, 14 (soak); docs/run.md "Faults".
@@ -31,6 +32,7 @@
 //  Every event is counted, so in + duplicated = out + Σ drops still holds end to end.
 #pragma once
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -102,6 +104,13 @@ class FaultInjector {
   template <typename Copy>
   void apply(Handle* pkts, const uint32_t* tag_at, uint16_t n, Nanos now, std::vector<Handle>& out,
              Copy&& copy) {
+    apply(pkts, tag_at, n, now, out, copy, [](Handle h) { B::free(h); });
+  }
+  // The same; a dropped packet goes to `lose(h)` (which frees it) instead of B::free — for an
+  // engine that returns more than the buffer (the simulator's NIC memory).
+  template <typename Copy, typename Lose>
+  void apply(Handle* pkts, const uint32_t* tag_at, uint16_t n, Nanos now, std::vector<Handle>& out,
+             Copy&& copy, Lose&& lose) {
     const size_t first = out.size();
     tags_.clear();
     copy_.clear();
@@ -109,7 +118,7 @@ class FaultInjector {
       Handle m = pkts[i];
       if (chance(f_.drop)) {
         ++c_.dropped;
-        B::free(m);
+        lose(m);
         continue;
       }
       const uint32_t at =
@@ -152,6 +161,9 @@ class FaultInjector {
   }
 
   size_t held() const { return delayed_.size(); }
+  // When the oldest delayed packet is due (INT64_MAX when none is held): an engine with timers
+  // (the simulator) calls release() then; the dataplane calls it every poll.
+  Nanos next_due() const { return delayed_.empty() ? INT64_MAX : delayed_.front().due; }
   const FaultCounters& counters() const { return c_; }
 
  private:

@@ -39,7 +39,7 @@ void NfServer::free_host(Packet* p) {
 
 void NfServer::arrive(Packet* p, Picos at, uint16_t) {
   ++ctr_.rx;
-  const uint16_t c = uint16_t(p->flow % cores_.size());  // RSS
+  const uint16_t c = uint16_t(p->flow % cores_.size());  // RSS (to_core, or the box's release)
   PcieCost cost{p->len, 1};
   if (nic_) {
     p = nic_->rx(p, c, cost);
@@ -54,12 +54,42 @@ void NfServer::arrive(Packet* p, Picos at, uint16_t) {
   }
   rx_free_ = std::max(at, rx_free_) + pcie_time(cost);
   p->due = rx_free_;
+  if (box_)
+    box_->arrive(p);  // Reframer's core first; what it releases comes to_core()
+  else
+    to_core(p);
+}
+
+void NfServer::to_core(Packet* p) {
+  const uint16_t c = uint16_t(p->flow % cores_.size());  // RSS
   Core& core = cores_[c];
   core.dma.push(p);
   if (!core.busy && !core.event) {
     core.event = true;
-    e_.schedule(rx_free_, this, c);
+    e_.schedule(p->due, this, c);
   }
+}
+
+// In-chain Reframer holds packets and the core has nothing to read: the dataplane's NF lcore
+// polls on; the model wakes the core at Reframer's next deadline (one NF core: scenario check).
+void NfServer::arm_reframer() {
+  const auto* rf = step_->reframer();
+  if (!rf || rf->held_packets() == 0) return;
+  const Nanos d = rf->next_deadline();
+  if (d == reframe::kNever) return;
+  const Picos at = std::max(from_nanos(d), e_.now());
+  if (rf_poll_.armed <= at) return;
+  rf_poll_.armed = at;
+  e_.schedule(at, &rf_poll_);
+}
+
+void NfServer::ReframerPoll::on_event(uint64_t) {
+  if (s->e_.now() < armed) return;  // superseded by an earlier one
+  armed = kNever;
+  Core& core = s->cores_[0];
+  if (core.busy || core.event) return;  // the core looks again when its event comes
+  s->fill_ring(core);
+  s->start_burst(0);  // an empty burst polls Reframer: due batches leave
 }
 
 // Puts the packets whose DMA has completed by now into the ring (or drops them: ring full).
@@ -85,12 +115,16 @@ void NfServer::start_burst(uint16_t c) {
   while (core.ring.head && n < cfg_.burst) pkts[n++] = core.ring.pop();
   core.out.clear();
   Sink sink{this, &core, Picos(cfg_.service.burst_ns * double(kNs) + 0.5)};
-  uint32_t nic_held = 0;  // NIC buffers of the burst: those the chain drops come back
-  if (nic_)
-    for (uint16_t i = 0; i < n; ++i) nic_held += nic_->nic_holds(pkts[i]);
   step_->run(pkts.data(), n, to_nanos(e_.now()), sink);
-  if (nic_held > sink.nic_held) nic_->host_freed(nic_held - sink.nic_held);
+  // NIC buffers of what the chain saw: those it (or `drop`) did not pass come back
+  if (sink.nic_viewed > sink.nic_held) nic_->host_freed(sink.nic_viewed - sink.nic_held);
   ctr_.nf_drops = step_->nf_drops;
+  ctr_.nf_freed = step_->endpoint().drop_freed;
+  ctr_.reframe_coalesced = step_->coalesced() + (box_ ? box_->stage().coalesced : 0);
+  if (faults_) {
+    ctr_.fault_injected = faults_->counters().dropped;
+    ctr_.duplicates = faults_->counters().duplicated;
+  }
   core.busy = true;
   core.busy_ps += sink.service;
   core.event = true;
@@ -99,13 +133,18 @@ void NfServer::start_burst(uint16_t c) {
 
 void NfServer::Sink::viewed(Packet* p, bool header_only) {
   // a payload the NIC kept (nicmem) is never in host memory: the host handles a header
-  header_only = header_only || (s->nic_ && s->nic_->nic_holds(p));
+  const bool in_nic = s->nic_ && s->nic_->nic_holds(p);
+  nic_viewed += in_nic;
+  header_only = header_only || in_nic;
   service += s->cfg_.service.sample(header_only, s->rng_);
 }
 
 // The survivors of the chain: notices go back as they are; the `drop` fault loses a fraction of
-// the others silently.
-void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, uint16_t n, Nanos) {
+// the others silently; then `[faults]` (if set) acts on the burst, as the dataplane's does.
+void NfServer::Sink::burst(Packet** pkts, const uint32_t* tag_at, const bool* notice, uint16_t n,
+                           Nanos) {
+  std::array<uint32_t, nf::kBurst> tags;
+  uint16_t keep = 0;
   for (uint16_t i = 0; i < n; ++i) {
     Packet* p = pkts[i];
     if (notice[i]) {
@@ -116,9 +155,15 @@ void NfServer::Sink::burst(Packet** pkts, const uint32_t*, const bool* notice, u
       SimBuffer::free(p);
       continue;
     }
+    // (the fault stage's drops return their own NIC buffers: fault_lose)
     if (s->nic_ && s->nic_->nic_holds(p)) ++nic_held;
-    core->out.push_back(p);
+    pkts[keep] = p;
+    tags[keep++] = tag_at[i];
   }
+  if (s->faults_)
+    s->faults_->apply(pkts, tags.data(), keep, core->out);
+  else
+    core->out.insert(core->out.end(), pkts, pkts + keep);
 }
 
 void NfServer::on_event(uint64_t c) {
@@ -130,12 +175,16 @@ void NfServer::on_event(uint64_t c) {
     core.busy = false;
   }
   fill_ring(core);
-  if (core.ring.head) {
-    start_burst(uint16_t(c));
-  } else if (core.dma.head) {  // idle: wake at the next completion
+  const auto* rf = step_->reframer();
+  if (core.ring.head || (rf && rf->held_packets() && rf->next_deadline() <= to_nanos(e_.now()))) {
+    start_burst(uint16_t(c));  // (an empty burst polls in-chain Reframer: due batches leave)
+    return;
+  }
+  if (core.dma.head) {  // idle: wake at the next completion
     core.event = true;
     e_.schedule(core.dma.head->due, this, c);
   }
+  arm_reframer();
 }
 
 void NfServer::send_back(Packet* p) {
@@ -164,6 +213,9 @@ void NfServer::report(const CounterSink& s) const {
   s("nf_server.drop_fault", ctr_.drop_fault);
   s("nf_server.nf_drops", ctr_.nf_drops);
   s("nf_server.drop_notices", ctr_.drop_notices);
+  if (faults_) faults_->report(s);
+  if (const auto* rf = reframer())
+    rf->counters([&](std::string_view k, uint64_t v) { s("reframe." + std::string(k), v); });
   s("nf_server.header_only", step_->endpoint().header_only);
   s("nf_server.whole", step_->endpoint().whole);
   step_->chain().counters([&](std::string_view k, uint64_t v) { s("nf." + std::string(k), v); });

@@ -23,7 +23,8 @@
 //  survivors go back through PCIe (same model, the other direction), wait `latency` more, and the
 //  NIC sends them at link rate. An NF drop becomes an explicit-drop notice (OP bit) or is freed,
 //  as the endpoint says; `drop` loses that fraction of what survives the chain, silently (a
-//  header-drop fault, as QUEUE-MEM's Fig. 7 injects).
+//  header-drop fault, as QUEUE-MEM's Fig. 7 injects). `[faults]` (set_faults, fault_stage.h)
+//  then runs the dataplane's fault injector on the survivors of each chain burst.
 //  The burst step (view, chain, drop notification) is park::NfBurst (park/nf_burst.h), the
 //  same code the dataplane's NF server runs; this model adds the NIC, PCIe, rings and cores.
 //  NIC hook (set_nic, nic_program.h): a frame from the wire first goes through the NIC's
@@ -39,8 +40,10 @@
 #include "nf/nf.h"
 #include "park/nf_burst.h"
 #include "sim/egress_port.h"
+#include "sim/fault_stage.h"
 #include "sim/nic_program.h"
 #include "sim/pipe.h"
+#include "sim/reframe_box_stage.h"
 #include "sim/service.h"
 #include "sim/sim_buffer.h"
 
@@ -66,11 +69,22 @@ struct NfServerConfig {
 struct NfServerCounters {
   uint64_t rx = 0, tx = 0;
   uint64_t drop_nic_buffer = 0, drop_rx_ring = 0, drop_fault = 0;
-  uint64_t nf_drops = 0, drop_notices = 0;  // chain drops; those sent back as notices
-  uint64_t drops() const { return drop_nic_buffer + drop_rx_ring + drop_fault + nf_drops; }
+  uint64_t nf_drops = 0, drop_notices = 0;      // chain drops; those sent back as notices
+  uint64_t nf_freed = 0;                        // chain drops freed here (not sent as notices)
+  uint64_t fault_injected = 0, duplicates = 0;  // [faults]: dropped, duplicated (fault_stage.h)
+  uint64_t reframe_coalesced = 0;               // pure ACKs Reframer's ACK coalescing freed
+  // Packets this server lost, each once: a notice is counted where it ends (the switch finds
+  // its payload: the mode's explicit drop; or it is lost or refused on the way: that reason).
+  uint64_t drops() const {
+    return drop_nic_buffer + drop_rx_ring + drop_fault + nf_freed + fault_injected +
+           reframe_coalesced;
+  }
 };
 
-class NfServer final : public PortPeer, private EventHandler {
+class NfServer final : public PortPeer,
+                       private EventHandler,
+                       private FaultStage::Host,
+                       private ReframeBoxStage::Host {
  public:
   // `format`: the parking tag the switch adds (nullopt: whole packets, no tag).
   NfServer(Engine& e, const NfServerConfig& c, std::unique_ptr<nf::Chain> chain,
@@ -84,6 +98,22 @@ class NfServer final : public PortPeer, private EventHandler {
   void arrive(Packet* p, Picos at, uint16_t link) override;
   // Puts a NIC program in front of PCIe (nullptr: whole frames, as HostNic without counters).
   void set_nic(std::unique_ptr<NicProgram> nic) { nic_ = std::move(nic); }
+  // Injects `[faults]` on the way back (fault_stage.h; `shape`: run::nf_tag_shape of the mode).
+  void set_faults(const park::FaultConfig& f, park::TagShape shape) {
+    if (f.any())
+      faults_ = std::make_unique<FaultStage>(e_, f, shape, static_cast<FaultStage::Host&>(*this));
+  }
+  const FaultStage* faults() const { return faults_.get(); }
+  // Reframer as a box in front of the cores (reframe_box_stage.h; `[reframe] placement = "box"`).
+  void set_box(std::unique_ptr<park::ReframeStage<SimBuffer>> stage) {
+    if (stage)
+      box_ = std::make_unique<ReframeBoxStage>(e_, std::move(stage),
+                                               static_cast<ReframeBoxStage::Host&>(*this));
+  }
+  // Reframer, in-chain or the box's (nullptr: none).
+  const reframe::FlowReorder<Packet*>* reframer() const {
+    return box_ ? &box_->stage().reframer() : step_->reframer();
+  }
   const NicProgram* nic() const { return nic_.get(); }
   void drain_nic() {
     if (nic_) nic_->drain();
@@ -131,11 +161,23 @@ class NfServer final : public PortPeer, private EventHandler {
   void send_back(Packet* p);
   Picos pcie_time(const PcieCost& c) const;
   void free_host(Packet* p);  // a packet the host drops: its NIC buffer comes back
+  void fault_send(Packet* p) override { send_back(p); }
+  void fault_lose(Packet* p) override { free_host(p); }
+  void box_release(Packet* p) override { to_core(p); }
+  void to_core(Packet* p);  // its DMA completes at p->due: to its core's queue (RSS)
+  void arm_reframer();      // an idle core polls in-chain Reframer at its next deadline
+  struct ReframerPoll final : EventHandler {
+    NfServer* s;
+    Picos armed = kNever;  // the pending event's time
+    explicit ReframerPoll(NfServer* server) : s(server) {}
+    void on_event(uint64_t) override;
+  };
   struct Sink {  // park::NfBurst's sink: service time per packet, survivors to the core
     NfServer* s;
     Core* core;
     Picos service;
-    uint32_t nic_held = 0;  // survivors the NIC keeps a buffer for
+    uint32_t nic_viewed = 0;  // packets the chain saw whose payload the NIC keeps
+    uint32_t nic_held = 0;    // ... those of them that survived the chain and `drop`
     void viewed(Packet*, bool header_only);
     void burst(Packet** pkts, const uint32_t* tag_at, const bool* notice, uint16_t n, Nanos now);
   };
@@ -144,6 +186,9 @@ class NfServer final : public PortPeer, private EventHandler {
   NfServerConfig cfg_;
   std::unique_ptr<park::NfBurst<SimBuffer>> step_;
   std::unique_ptr<NicProgram> nic_;
+  std::unique_ptr<FaultStage> faults_;
+  std::unique_ptr<ReframeBoxStage> box_;
+  ReframerPoll rf_poll_{this};
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;

@@ -65,6 +65,7 @@ class PayloadParkProgram final : public SwitchProgram {
   void drain() override { pp_.drain(); }
   uint64_t drops() const override { return pp_.counters().packet_drops(); }
   void drop_reasons(const CounterSink& s) const override { pp_.counters().drop_reasons(s); }
+  uint64_t nf_drops_returned() const override { return pp_.counters().nf_drops_returned(); }
   void report(const CounterSink& s) const override;
   uint64_t held() const override { return pp_.parked(); }
   const park::ParkCounters& counters() const { return pp_.counters(); }

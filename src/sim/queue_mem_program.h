@@ -54,6 +54,7 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   void drain() override;
   uint64_t drops() const override;
   void drop_reasons(const CounterSink& s) const override;
+  uint64_t nf_drops_returned() const override { return qm_.counters().nf_drops_returned(); }
   void report(const CounterSink& s) const override;
   uint64_t held() const override { return store().records_held(); }
   const park::QueueMemCounters& counters() const { return qm_.counters(); }

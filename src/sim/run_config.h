@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "nf/toml_fwd.h"
+#include "park/fault_injector.h"
 #include "park/payload_park.h"
 #include "park/queue_mem_config.h"
+#include "run/run_config.h"
 #include "sim/nf_server.h"
 #include "sim/nic_program.h"
 #include "sim/programs.h"
@@ -54,6 +56,9 @@ struct SimRunConfig {
   park::QueueMemConfig queuemem = sim_queuemem();  // [queuemem]
   Picos queuemem_poll = kUs;                       // [queuemem] poll_ns: the program's timer
   NicConfig nic;                                   // [nfslicer], [nicmem]: the NIC modes
+  park::FaultConfig faults;                        // [faults]: on the NF servers' way back
+  double reframe_us = 0;  // [nf_server] reframe_us: Reframer's T_buff (µs; 0: no Reframer)
+  run::Reframe reframe;   // [reframe]: its other settings, placement (in-chain or box)
   // QUEUE-MEM's defaults in the simulator: the P4's (31 payload queues a port, 15 slices,
   // batches of 20), and a recovery timeout fit for microsecond NF latencies.
   static park::QueueMemConfig sim_queuemem() {

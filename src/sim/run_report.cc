@@ -49,6 +49,7 @@ std::string RunReport::to_json() const {
   k.value("stream_reordering_extent", reorder.extent_max);
   k.value("packets_in", packets_in).value("packets_out", packets_out);
   k.value("drops_total", drops_total).value("in_flight_at_end", in_flight_at_end);
+  k.value("duplicates", duplicates);
   k.value("balanced", balanced).value("pools_full", pools_full);
   k.value("nf_core_utilization", nf_core_utilization);
   k.value("sim_seconds", sim_seconds).value("wall_seconds", wall_seconds);

@@ -4,7 +4,8 @@
 //   mode, params, throughput_in_gbps, throughput_out_gbps, nf_link_gbps, drops {reason: n},
 //   latency_us {avg, p50, p90, p99}, peak_buffer_bytes, out_of_order_pct, reordering_extent,
 // then: throughput_in_mpps, throughput_out_mpps, goodput_gbps, stream_out_of_order_pct,
-//   stream_reordering_extent, packets_in, packets_out, drops_total, in_flight_at_end, balanced,
+//   stream_reordering_extent, packets_in, packets_out, drops_total, in_flight_at_end,
+//   duplicates, balanced,
 //   pools_full, nf_core_utilization, sim_seconds, wall_seconds, engine_seconds,
 //   engine_cpu_seconds, events,
 //   sim_packets_per_second (packets in per wall second of the event loop), counters {name: n}.
@@ -39,6 +40,7 @@ struct RunReport {
   uint64_t peak_buffer_bytes = 0;
   trace::ReorderStats reorder;
   uint64_t packets_in = 0, packets_out = 0, drops_total = 0, in_flight_at_end = 0;
+  uint64_t duplicates = 0;  // made by [faults] dup: in + duplicates = out + drops
   bool balanced = false, pools_full = false;
   double nf_core_utilization = 0;  // busy share of the NF servers' cores over the run
   double sim_seconds = 0, wall_seconds = 0;

@@ -87,15 +87,29 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
   rc.nf_config = std::const_pointer_cast<toml::table>(cfg.nf_params);
   rc.park = cfg.park;
   rc.notify_drops = cfg.nf.notify_drops;
-  const run::NfServerSpec spec = run::nf_server_spec(rc, run::Budget{}, false, err);
+  rc.faults = cfg.faults;
+  rc.reframe_us = cfg.reframe_us;  // Reframer: in-chain (the step) or a box (its own core)
+  rc.reframe = cfg.reframe;
+  run::Budget budget;
+  if (cfg.reframe_us > 0)
+    budget.reframe_hold =
+        cfg.reframe.cfg.max_held_packets ? cfg.reframe.cfg.max_held_packets : run::kReframeHold;
+  const run::NfServerSpec spec = run::nf_server_spec(rc, budget, false, err);
   if (!err.empty()) return false;
+  if (spec.reframe && !spec.reframe_box && cfg.nf.cores > 1)
+    return err =
+               "[nf_server] cores: in-chain Reframer runs on the NF server's one lcore, as in "
+               "nfpark run; give cores = 1, or [reframe] placement = \"box\"",
+           false;
   for (uint16_t k = 0; k < cfg.nf_servers; ++k) {
     auto step = run::build_nf_step<SimBuffer>(rc, spec, err);
     if (!step) return err = "[nf_server] chain: " + err, false;
     NfServerConfig nc = cfg.nf;
     nc.seed = cfg.seed * 1000003 + k;
     auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
-    if (auto hm = nic_mode(cfg.mode)) {  // the NIC program in front of PCIe
+    s->set_faults(spec.faults, spec.shape);  // [faults]: the same seed for each, as nfpark run's
+    s->set_box(run::build_reframe_stage<SimBuffer>(spec));  // nullptr unless placement = box
+    if (auto hm = nic_mode(cfg.mode)) {                     // the NIC program in front of PCIe
       auto nic = make_nic_program(*hm, cfg.nic, err);
       if (!nic) return false;
       s->set_nic(std::move(nic));
@@ -167,7 +181,7 @@ void RunTopology::start() {
 }
 
 uint64_t RunTopology::drops_total() const {
-  uint64_t d = sw->counters().drops() + program->drops();
+  uint64_t d = sw->counters().drops() + program->drops() + program->nf_drops_returned();
   for (auto& s : servers) d += s->counters().drops() + (s->nic() ? s->nic()->drops() : 0);
   return d;
 }
@@ -213,6 +227,10 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
     nc.drop_rx_ring += c.drop_rx_ring;
     nc.drop_fault += c.drop_fault;
     nc.nf_drops += c.nf_drops;
+    nc.nf_freed += c.nf_freed;
+    nc.fault_injected += c.fault_injected;
+    nc.duplicates += c.duplicates;
+    nc.reframe_coalesced += c.reframe_coalesced;
     busy += s->busy_time();
   }
   r.drops = {{"buffer_full", sc.drop_buffer_full},
@@ -220,8 +238,12 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
              {"queue_threshold", sc.drop_queue_threshold},
              {"nic_buffer_full", nc.drop_nic_buffer},
              {"rx_ring_full", nc.drop_rx_ring},
-             {"nf", nc.nf_drops},
-             {"fault", nc.drop_fault}};
+             // the NF's drops as they ended, as nfpark run counts them: freed by the server,
+             // or notices that found their payload (one lost on the way counts there)
+             {"nf", nc.nf_freed + program->nf_drops_returned()},
+             {"fault", nc.drop_fault},
+             {"fault_injected", nc.fault_injected},
+             {"reframe_coalesced", nc.reframe_coalesced}};
   program->drop_reasons([&](std::string_view k, uint64_t v) { r.drops.emplace_back(k, v); });
   CounterMap nic_drops;  // the NICs' reasons, summed over servers
   for (auto& s : servers)
@@ -233,7 +255,8 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   // Records still out after the drain were stuck in a device when the run was cut short.
   r.in_flight_at_end = live_before_drain > held ? live_before_drain - held : 0;
   r.drops.emplace_back("in_flight_at_end", r.in_flight_at_end);
-  r.balanced = r.packets_in == r.packets_out + r.drops_total + r.in_flight_at_end;
+  r.duplicates = nc.duplicates;
+  r.balanced = r.packets_in + r.duplicates == r.packets_out + r.drops_total + r.in_flight_at_end;
   r.pools_full = pool->live() == 0;
   for (auto& s : servers) r.pools_full = r.pools_full && (!s->nic() || s->nic()->all_back());
   const Picos span = engine.now();

@@ -13,9 +13,9 @@ namespace nfpark::sim {
 
 namespace {
 
-constexpr const char* kSections[] = {"sim",   "traffic",  "switch",   "nf_server",
-                                     "park",  "nf",       "variant",  "sweep",
-                                     "quick", "queuemem", "nfslicer", "nicmem"};
+constexpr const char* kSections[] = {"sim",      "traffic", "switch", "nf_server", "park",
+                                     "nf",       "variant", "sweep",  "quick",     "queuemem",
+                                     "nfslicer", "nicmem",  "faults", "reframe"};
 
 // The value of a TOML node as a JSON literal (for the report's params).
 std::string json_literal(const toml::node& n) {
@@ -52,7 +52,7 @@ bool set_path(toml::table& root, const std::string& path, const toml::node& valu
     const std::string part = rest.substr(start, d == std::string::npos ? d : d - start);
     if (t == &root && part != "sim" && part != "traffic" && part != "switch" &&
         part != "nf_server" && part != "park" && part != "nf" && part != "nfslicer" &&
-        part != "nicmem") {
+        part != "nicmem" && part != "faults" && part != "reframe") {
       err = "'" + path + "': '" + part + "' is not a section that can be overridden";
       return false;
     }
@@ -113,8 +113,8 @@ bool load_scenario(const std::string& path, bool quick, Scenario& out, std::stri
     if (!known) {
       err =
           path + ": unknown section [" + std::string(k.str()) +
-          "] (expected sim, traffic, switch, nf_server, park, queuemem, nfslicer, nicmem, nf.NAME, "
-          "variant, sweep, quick)";
+          "] (expected sim, traffic, switch, nf_server, park, queuemem, nfslicer, nicmem, faults, "
+          "reframe, nf.NAME, variant, sweep, quick)";
       return false;
     }
   }

@@ -137,7 +137,8 @@ bool parse_nf_server(const toml::table& root, const std::string& where, SimRunCo
       !s.get("cycles_whole", cycles_whole) || !s.get("clock_ghz", clock_ghz) ||
       !s.get("burst_ns", st.burst_ns) || !s.get("spread", st.spread) ||
       !s.get("latency_us", latency_us) || !s.get("drop", n.drop) || !s.get("chain", c.chain) ||
-      !s.get("notify_drops", n.notify_drops) || !s.check_unknown())
+      !s.get("notify_drops", n.notify_drops) || !s.get("reframe_us", c.reframe_us) ||
+      !s.check_unknown())
     return false;
   if (!parse_service_dist(dist, st.dist)) return s.fail("service", "fixed, exp or uniform");
   if (cycles_header >= 0 || cycles_whole >= 0) {
@@ -149,6 +150,7 @@ bool parse_nf_server(const toml::table& root, const std::string& where, SimRunCo
   if (latency_us >= 0) n.latency = Picos(latency_us * double(kUs));
   n.link_delay = c.sw.link_delay;
   if (c.nf_servers < 1 || c.nf_servers > 255) return s.fail("servers", "1..255");
+  if (!(c.reframe_us >= 0 && c.reframe_us <= 1e6)) return s.fail("reframe_us", "0..1000000 (us)");
   if (std::string e = n.validate(); !e.empty()) {
     err = where + ": [nf_server] " + e;
     return false;
@@ -163,7 +165,7 @@ bool parse_run(const toml::table& root, const std::string& where, const std::str
   return parse_sim(root, where, c, err) && parse_traffic(root, where, dir, c, err) &&
          parse_switch(root, where, c, err) && parse_nf_server(root, where, c, err) &&
          parse_park(root, where, c.park, err) && parse_queuemem(root, where, c, err) &&
-         parse_nic(root, where, c, err);
+         parse_nic(root, where, c, err) && parse_nf_extras(root, where, c, err);
 }
 
 }  // namespace nfpark::sim

@@ -19,6 +19,10 @@ bool parse_park(const toml::table& root, const std::string& where, park::ParkCon
 bool parse_queuemem(const toml::table& root, const std::string& where, SimRunConfig& c,
                     std::string& err);
 
+// [faults] and [reframe] (scenario_nf.cc): nfpark run's keys; after [nf_server] (reframe_us).
+bool parse_nf_extras(const toml::table& root, const std::string& where, SimRunConfig& c,
+                     std::string& err);
+
 // [nfslicer] and [nicmem] (nic_scenario.cc): the NIC modes' settings, nfpark run's keys.
 bool parse_nic(const toml::table& root, const std::string& where, SimRunConfig& c,
                std::string& err);

@@ -80,6 +80,20 @@ struct SimBuffer {
     p->head = std::min(p->head, len);
   }
   static void free(Handle p) { p->pool->free(p); }
+  // A copy of `p` from its pool: the same bytes at the same headroom, its length and metadata
+  // (what the dataplane's rte_pktmbuf_copy gives a fault injector's duplicate: a linear packet
+  // in host memory, so `user` — a holder's note, e.g. a NIC's — starts at 0). null() when the
+  // pool is exhausted.
+  static Handle copy(Handle p) {
+    Packet* c = p->pool->alloc();
+    if (!c) return nullptr;
+    c->data = c->buf() + p->headroom();
+    std::memcpy(c->data, p->data, p->head);
+    c->head = p->head;
+    c->len = p->len;
+    copy_meta(c, p);
+    return c;
+  }
 
   // Copies the metadata (not the bytes) of `from` into `to`.
   static void copy_meta(Handle to, Handle from) {

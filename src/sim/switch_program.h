@@ -77,6 +77,9 @@ class SwitchProgram {
   // Packets this program dropped, each counted once (for in = out + drops), and by reason.
   virtual uint64_t drops() const { return 0; }
   virtual void drop_reasons(const CounterSink& s) const { (void)s; }
+  // NF drops that came back as drop notices and found their payload (not in drops(): the run
+  // counts them as the NF's, "nf", as the dataplane's report_mode does).
+  virtual uint64_t nf_drops_returned() const { return 0; }
   virtual void report(const CounterSink& s) const { (void)s; }
   virtual uint64_t held() const { return 0; }  // records it holds right now
   // The buffer tail-dropped p (the switch counted it): the program frees it, or keeps it when it

@@ -6,7 +6,8 @@ per-flow order, and the counters both engines keep — packets in and out, every
 chain's counters, the NF endpoint's header/whole split, the mode's counters — are equal.
 
 A mode is one line of MODES: its `nfpark sim` mode, and the config section both engines read
-(`nfpark run CONFIG` and the scenario take the same `[park]`, `[queuemem]`, ... keys).
+(`nfpark run CONFIG` and the scenario take the same `[park]`, `[queuemem]`, `[faults]`, ... keys).
+Every mode also runs with `[faults]` (park/fault_injector.h in both engines, the same seed).
 """
 
 from __future__ import annotations
@@ -22,20 +23,52 @@ from .lab import Lab
 
 CHAIN = "nat,counter"
 
+# [faults], the same keys and seed for both engines (park/fault_injector.h in both). Drops,
+# duplicates, corrupted tags and delays are drawn per packet in stream order, so both engines
+# decide the same for each packet; reordering and forging act on neighbours within one chain
+# burst, which is the engine's timing (tests/sim/fault_stage_test.cc runs them in the
+# simulator). Not combined: dup and delay (a copy leaves at once while its delayed original
+# waits, so the two interleave by timing); corrupt_tag where a corrupted token or tag is judged
+# against what else is in flight (NFSlicer: an empty entry or another generation; QUEUE-MEM: which
+# packets carry a tag depends on the batches' timing). The variants' fault-free runs (slices,
+# a 96 B segment, 352 B and whole payloads, split) were equal before; they now carry faults too.
+DUP = "[faults]\ndrop = 0.03\ndup = 0.03\ncorrupt_tag = 0.05\nseed = 5\n"
+DELAY = "[faults]\ndrop = 0.03\ncorrupt_tag = 0.05\ndelay_us = 20\nseed = 9\n"
+DROP_DUP = "[faults]\ndrop = 0.03\ndup = 0.03\nseed = 5\n"
+DROP_DELAY = "[faults]\ndrop = 0.03\ndelay_us = 20\nseed = 9\n"
+
 MODES: dict[str, tuple[str, str]] = {
     "baseline": ("baseline", ""),
+    "baseline+faults": ("baseline", DUP),
     "payloadpark-160": ("payloadpark", "[park]\npark_bytes = 160\n"),
-    "payloadpark-352": ("payloadpark", "[park]\npark_bytes = 352\n"),
-    "payloadpark-all": ("payloadpark", '[park]\npark_bytes = "all"\n'),
+    "payloadpark-352+faults": ("payloadpark", "[park]\npark_bytes = 352\n" + DUP),
+    "payloadpark-all+faults": ("payloadpark", '[park]\npark_bytes = "all"\n' + DELAY),
     # the simulator's switch has at most 64 queues a port: the P4's 31, for both engines
     "queuemem": ("queuemem", "[queuemem]\nqueues = 31\nslices = 6\nseal_after_us = 200\n"
                  "lost_after_us = 50000\n"),
+    # lost headers: their batches are recovered lost_after later (the simulator's switch drops
+    # what QUEUE-MEM refuses while every queue waits; the dataplane offers it again). No dup: a
+    # small packet's copy is dropped when it joined its flow's batch (a parked tag) and leaves
+    # twice when it went plainly whole, which is the batches' timing (joined_whole).
+    "queuemem+faults": ("queuemem", "[queuemem]\nqueues = 31\nslices = 6\nseal_after_us = 200\n"
+                        "lost_after_us = 300\n" + DROP_DELAY),
     "nfslicer": ("nfslicer", ""),
-    "nfslicer-160": ("nfslicer", "[nfslicer]\nslice_bytes = 160\nthr = 300\n"),
+    "nfslicer-160+faults": ("nfslicer", "[nfslicer]\nslice_bytes = 160\nthr = 300\n" + DROP_DUP),
     "nicmem": ("nicmem", ""),
-    "nicmem-pool": ("nicmem", "[nicmem]\nheader_segment = 96\n"),
-    "split": ("split", ""),
+    "nicmem-pool+faults": ("nicmem", "[nicmem]\nheader_segment = 96\n" + DUP),
+    # (split is nicmem's cut with the payload in host memory: nicmem runs both ways)
+    "split+faults": ("split", DELAY),
+    "payloadpark-160+box": ("payloadpark",
+                            '[park]\npark_bytes = 160\n[reframe]\nplacement = "box"\n'),
 }
+
+# Reframer (T_buff, µs) in front of the chain: nfpark run's [run] reframe_us, the scenario's
+# [nf_server] reframe_us; [reframe] placement as the case says. Reframer keeps per-flow order
+# and holds nothing at the end, so the output frames (flow by flow) and every counter of the
+# chain and the mode are the same; its own counters (batches, SLF) are the engines' timing.
+# (In-chain Reframer in the simulator: tests/sim/reframe_sim_test.cc, against the box.)
+REFRAMER: dict[str, int] = {"payloadpark-160+box": 64}
+
 
 # Counters that say how the engine's timing formed QUEUE-MEM's batches, not what the logic
 # decided: the dataplane reads the pcap in bursts of 32 at CPU speed and seals on the NF's trace
@@ -46,7 +79,28 @@ MODES: dict[str, tuple[str, str]] = {
 # (paused_queues_at_exit: none, in both).
 TIMING_COUNTERS: dict[str, set[str]] = {
     "queuemem": {"batches_complete", "batches_drained", "batches_sealed", "headers_returned",
-                 "joined_whole", "peak_bytes", "peak_pkts"},
+                 "joined_whole", "peak_bytes", "peak_pkts",
+                 # with lost headers: recoveries come lost_after later on each engine's clock
+                 # (the dataplane's refused are offers it made again meanwhile), and a lost
+                 # whole packet had joined its flow's batch (whole_lost) or not
+                 "batches_waited", "recoveries", "refused", "whole_lost"},
+}
+
+# A duplicated header packet: the dataplane lends a parked payload to the header packet made from
+# it (an mbuf reference), so a copy that comes back while the original is still out is refused
+# (duplicate_header) and the original merges; the simulator's records are never lent
+# (sim/sim_buffer.h), so the first one back merges and the other finds its slot free
+# (premature_eviction). The same frames leave, and the same number of packets is dropped: the
+# test compares these two reasons by their sum.
+LENT: dict[str, dict[str, str]] = {
+    "payloadpark": {"duplicate_header": "premature_eviction",
+                    "duplicate_headers": "premature_evictions"},
+    # NFSlicer's entry: the copy splices, the original finds it empty
+    "nfslicer": {"duplicate_header": "expired", "drop_duplicate": "drop_expired"},
+    # not lending: a payload whose header the NF lost is recovered lost_after later, or still
+    # waits when the run ends; the end of a replay is another point of the NF's clock in the
+    # dataplane (its trace time) than in the simulator (virtual time)
+    "queuemem": {"drop.stranded_at_exit": "drop.header_lost"},
 }
 
 SCENARIO = """
@@ -83,30 +137,41 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
     mode, section = MODES[case]
     trace = lab.trace(2000, flows=50, seed=3, proto="mix", size="dc")
     cfg = tmp_path / "run.toml"
-    cfg.write_text(section)
+    t_buff = REFRAMER.get(case)
+    cfg.write_text((f"[run]\nreframe_us = {t_buff}\n" if t_buff else "") + section)
     run_out = tmp_path / "run.pcap"
     run = cli.run(trace, run_out, mode, CHAIN, config=cfg)
     cli.assert_accounting(run)
 
     scenario = tmp_path / "sim.toml"
-    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=CHAIN, section=section))
+    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=CHAIN, section=(
+        f"reframe_us = {t_buff}\n" if t_buff else "") + section))
     sim_out = tmp_path / "sim.pcap"
     p = cli.nfpark("sim", scenario, "--json", "--no-progress", "--out-pcap", sim_out)
     assert p.returncode == 0, cli.describe(p)
     sim = json.loads(p.stdout)["runs"][0]
     assert sim["balanced"] is True and sim["pools_full"] is True, sim
+    assert sim["duplicates"] == run["duplicates"]
 
     # the same output frames, flow by flow in the same order
     run_frames, sim_frames = cli.frame_bytes(run_out), cli.frame_bytes(sim_out)
-    assert len(run_frames) == len(sim_frames) == run["packets_in"]
+    assert len(run_frames) == len(sim_frames) == run["packets_out"]
     assert sorted(run_frames) == sorted(sim_frames)
     assert by_flow(run_frames) == by_flow(sim_frames), "per-flow order differs"
 
     # the same counters
     assert sim["packets_in"] == run["packets_in"]
     assert sim["packets_out"] == run["packets_out"]
-    for reason in set(run["drops"]) & set(sim["drops"]):
-        assert sim["drops"][reason] == run["drops"][reason], reason
+    def lent_summed(d: dict[str, int]) -> dict[str, int]:
+        d = dict(d)
+        for dup, evicted in LENT.get(mode, {}).items():
+            if dup in d and evicted in d:
+                d[evicted] += d.pop(dup)
+        return d
+
+    run_drops, sim_drops = lent_summed(run["drops"]), lent_summed(sim["drops"])
+    for reason in set(run_drops) & set(sim_drops):
+        assert sim_drops[reason] == run_drops[reason], reason
     assert sim["drops_total"] == sum(run["drops"].values())
     c = sim["counters"]
     chain = {k: v for k, v in run["nf"].items() if not k.startswith("server.")}
@@ -120,8 +185,24 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
     mode_ctr = run["counters"]
     timing = TIMING_COUNTERS.get(mode, set())
     assert timing <= set(mode_ctr), "a timing counter the dataplane no longer reports"
-    mode_ctr = {k: v for k, v in mode_ctr.items() if k not in timing}
-    assert mode_ctr and {k: c.get(prefix + k) for k in mode_ctr} == mode_ctr
+    mode_ctr = lent_summed({k: v for k, v in mode_ctr.items() if k not in timing})
+    sim_ctr = lent_summed({k: c.get(prefix + k) for k in run["counters"] if k not in timing})
+    assert mode_ctr and sim_ctr == mode_ctr
+    # the faults injected, kind by kind (and each kind the case asks for happened)
+    faults: dict[str, int] = run["faults"]
+    assert {k: c.get("faults." + k) for k in faults} == faults
+    assert ("[faults]" in section) == bool(faults)
+    if faults:
+        assert faults["dropped"] > 0
+        assert faults["duplicated" if "dup =" in section else "delayed"] > 0
+        assert faults["corrupted"] > 0 or "corrupt_tag" not in section or \
+            mode in ("baseline", "nicmem", "split")  # no tags to corrupt
+    if t_buff:  # Reframer ran in both: every packet in and out, each flow's first one at once,
+        # the others held (batches and SLF are the timing's), nothing held at the end
+        rf = {k: run["reframe"][k] for k in ("rx", "tx", "bypassed", "held", "flows.new",
+                                             "coalesced", "held_now")}
+        assert {k: c["reframe." + k] for k in rf} == rf
+        assert rf["rx"] == run["packets_in"] and rf["held"] > 0 and rf["held_now"] == 0
     if mode == "payloadpark":
         assert run["split"] == c["park.splits"] > 0
     if mode == "nfslicer":  # payloads stayed on the NIC: fewer bytes crossed than arrived
