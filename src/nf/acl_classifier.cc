@@ -78,8 +78,14 @@ uint32_t AclClassifier::classify4(const Point& p) const {
     const Node* nodes = t.nodes.data();
     const Node* n = nodes;
     while (!(n->meta & kLeaf)) n = child(nodes, *n, p);
+    const uint32_t count = n->meta & ~kLeaf;
+    if (count != 0 && count <= AclLeaf4Small::kLanes) {
+      const AclLeaf4Small& s = leaf4s_[n->value];
+      if (const uint32_t m = s.match(x)) best = std::min(best, s.id[__builtin_ctz(m)]);
+      continue;
+    }
     const AclLeaf4* b = leaf4_.data() + n->value;
-    for (uint32_t left = n->meta & ~kLeaf; left > 0; ++b) {
+    for (uint32_t left = count; left > 0; ++b) {
       if (const uint32_t m = b->match(x)) {
         const uint32_t r = b->id[__builtin_ctz(m)];
         best = r < best ? r : best;
@@ -129,7 +135,7 @@ void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n
     lane[m++] = uint32_t(i);
   }
   const Node* nodes = flat4_.data();
-  uint32_t cur[kBurst], todo[kBurst];
+  uint32_t cur[kBurst], todo[kBurst], small[kBurst];
   for (size_t t = 0; t < roots4_.size(); ++t) {
     for (size_t j = 0; j < m; ++j) cur[j] = roots4_[t];
     for (uint32_t d = 0; d < depth4_[t]; ++d) {  // one hop per key per round; leaves stay put
@@ -141,10 +147,21 @@ void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n
         cur[j] = (nd.meta & kLeaf) ? cur[j] : next;
       }
     }
-    size_t c = 0;  // keys whose leaf holds rules
+    size_t c = 0, cs = 0;  // keys whose leaf holds > 4 rules (todo), 1-4 rules (small)
     for (size_t j = 0; j < m; ++j) {
-      todo[c] = uint32_t(j);
-      c += (nodes[cur[j]].meta & ~kLeaf) != 0;
+      const uint32_t count = nodes[cur[j]].meta & ~kLeaf;
+      todo[c] = small[cs] = uint32_t(j);
+      c += count > AclLeaf4Small::kLanes;
+      cs += count - 1 < AclLeaf4Small::kLanes;
+    }
+    for (size_t i = 0; i < cs; ++i) {
+      const uint32_t j = small[i];
+      const uint32_t k[AclLeaf4::kFields] = {x[j][0], x[j][2], x[j][4], x[j][5], x[j][6]};
+      const AclLeaf4Small& b = leaf4s_[nodes[cur[j]].value];
+      const uint32_t hit = b.match(k);
+      const uint32_t r = b.id[__builtin_ctz(hit | 1u << (AclLeaf4Small::kLanes - 1))];
+      uint32_t& o = out[lane[j]];
+      o = std::min(o, hit ? r : kNoMatch);
     }
     for (size_t i = 0; i < c; ++i) {
       const uint32_t j = todo[i];
@@ -200,6 +217,7 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
   boxes_.clear();
   leaf_rules_.clear();
   leaf4_.clear();
+  leaf4s_.clear();
   stats_ = {};
   for (const auto& r : rules) boxes_.push_back(rule_box(r));
   for (int f = 0; f < 2; ++f) {
@@ -351,12 +369,28 @@ void AclClassifier::make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>
   stats_.max_depth = std::max<size_t>(stats_.max_depth, depth);
   t.depth = std::max(t.depth, depth);
   // Replicated rules make many leaves with the same list: they share one copy (and one block).
-  auto [it, fresh] = leaf_index_.try_emplace(rules, uint32_t(leaf_rules_.size()), leaf4_.size());
+  const bool small = building_v4_ && !rules.empty() && rules.size() <= AclLeaf4Small::kLanes;
+  auto [it, fresh] = leaf_index_.try_emplace(rules, uint32_t(leaf_rules_.size()),
+                                             small ? leaf4s_.size() : leaf4_.size());
   t.nodes[idx] = Node{it->second.second, it->second.first, kLeaf | uint32_t(rules.size())};
   if (!fresh) return;
   leaf_rules_.insert(leaf_rules_.end(), rules.begin(), rules.end());
   if (building_v4_) {  // IPv4 key fields are 32-bit: clamp the boxes (family-less rules) to them
     constexpr size_t kDim[AclLeaf4::kFields] = {0, 2, 4, 5, 6};
+    if (small) {
+      AclLeaf4Small& b = leaf4s_.emplace_back();
+      b.clear();
+      for (size_t j = 0; j < rules.size(); ++j) {
+        const Box& box = boxes_[rules[j]];
+        for (size_t f = 0; f < AclLeaf4::kFields; ++f) {
+          b.lohi[f][j] = uint32_t(std::min<uint64_t>(box.lo[kDim[f]], 0xFFFFFFFFu));
+          b.lohi[f][AclLeaf4Small::kLanes + j] =
+              uint32_t(std::min<uint64_t>(box.hi[kDim[f]], 0xFFFFFFFFu));
+        }
+        b.id[j] = rules[j];
+      }
+      return;
+    }
     for (size_t j = 0; j < rules.size(); ++j) {
       if (j % AclLeaf4::kLanes == 0) leaf4_.emplace_back().clear();
       AclLeaf4& b = leaf4_.back();

@@ -84,4 +84,43 @@ struct alignas(64) AclLeaf4 {
 };
 static_assert(sizeof(AclLeaf4) == 704);
 
+// AclLeaf4Small: a leaf of at most 4 IPv4 rules (most leaves under equal-width cuts), 192 bytes
+// (3 cache lines, vs 11 for AclLeaf4): each field's 4 lows and 4 highs share one 32-byte row,
+// compared with the key in one 256-bit register (AVX-512VL: lows in lanes 0-3, highs in 4-7).
+struct alignas(64) AclLeaf4Small {
+  static constexpr int kLanes = 4;
+  static constexpr int kFields = AclLeaf4::kFields;
+  uint32_t lohi[kFields][2 * kLanes];  // [f][j] low of lane j, [f][4 + j] its high
+  uint32_t id[kLanes];                 // rule index per lane (~0 when unused)
+
+  void clear() {
+    for (int f = 0; f < kFields; ++f)
+      for (int j = 0; j < kLanes; ++j) lohi[f][j] = ~0u, lohi[f][kLanes + j] = 0;
+    for (uint32_t& i : id) i = ~0u;
+  }
+  uint32_t match_scalar(const uint32_t* x) const {
+    uint32_t m = 0;
+    for (int j = 0; j < kLanes; ++j) {
+      bool in = true;
+      for (int f = 0; f < kFields; ++f) in &= (x[f] >= lohi[f][j]) & (x[f] <= lohi[f][kLanes + j]);
+      m |= uint32_t(in) << j;
+    }
+    return m;
+  }
+  uint32_t match(const uint32_t* x) const {
+#if defined(__AVX512VL__)
+    uint32_t a[kFields];
+    for (int f = 0; f < kFields; ++f) {
+      const __m256i v = _mm256_set1_epi32(int(x[f]));
+      const __m256i r = _mm256_load_si256(reinterpret_cast<const __m256i*>(lohi[f]));
+      a[f] = uint32_t(_mm256_cmple_epu32_mask(r, v)) & uint32_t(_mm256_cmple_epu32_mask(v, r)) >> 4;
+    }
+    return (a[0] & a[1]) & (a[2] & a[3]) & a[4] & 0xF;
+#else
+    return match_scalar(x);
+#endif
+  }
+};
+static_assert(sizeof(AclLeaf4Small) == 192);
+
 }  // namespace nfpark::nf

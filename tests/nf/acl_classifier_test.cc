@@ -214,6 +214,36 @@ TEST(AclLeaf4, VectorMatchEqualsScalar) {
   }
 }
 
+// The 4-lane small leaf's 256-bit compare and its scalar fallback agree lane by lane.
+TEST(AclLeaf4Small, VectorMatchEqualsScalar) {
+  Rng g{98};
+  for (int it = 0; it < 20000; ++it) {
+    AclLeaf4Small b;
+    b.clear();
+    const int used = int(g.next() % (AclLeaf4Small::kLanes + 1));
+    uint32_t x[AclLeaf4::kFields];
+    for (uint32_t& v : x) v = uint32_t(g.next() % 4 ? g.next() % 16 : g.next());
+    for (int j = 0; j < used; ++j) {
+      b.id[j] = uint32_t(j);
+      for (int f = 0; f < AclLeaf4::kFields; ++f) {
+        uint32_t a = uint32_t(g.next() % 3 ? g.next() % 16 : g.next()), c = uint32_t(g.next() % 16);
+        if (g.next() % 5 == 0) a = 0, c = ~0u;
+        b.lohi[f][j] = std::min(a, c), b.lohi[f][AclLeaf4Small::kLanes + j] = std::max(a, c);
+        if (g.next() % 7 == 0) b.lohi[f][j] = b.lohi[f][AclLeaf4Small::kLanes + j] = x[f];
+      }
+    }
+    const uint32_t m = b.match_scalar(x);
+    ASSERT_EQ(m, b.match(x)) << it;
+    ASSERT_EQ(m >> used, 0u) << "an unused lane matched";
+    for (int j = 0; j < used; ++j) {
+      bool in = true;
+      for (int f = 0; f < AclLeaf4::kFields; ++f)
+        in = in && x[f] >= b.lohi[f][j] && x[f] <= b.lohi[f][AclLeaf4Small::kLanes + j];
+      ASSERT_EQ(in, bool(m >> j & 1)) << it << " lane " << j;
+    }
+  }
+}
+
 TEST(AclClassifier, EmptyRuleSetMatchesNothing) {
   AclClassifier c;
   c.build({});
