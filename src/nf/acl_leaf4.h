@@ -108,14 +108,19 @@ struct alignas(64) AclLeaf4Small {
     return m;
   }
   uint32_t match(const uint32_t* x) const {
-#if defined(__AVX512VL__)
-    uint32_t a[kFields];
+#if defined(__AVX2__)
+    // lo <= x as max(lo, x) == x (lanes 0-3), x <= hi as min(hi, x) == x (lanes 4-7), no mask
+    // registers (a k-register compare chain was no faster here).
+    __m256i ge = _mm256_set1_epi32(-1), le = ge;
     for (int f = 0; f < kFields; ++f) {
       const __m256i v = _mm256_set1_epi32(int(x[f]));
       const __m256i r = _mm256_load_si256(reinterpret_cast<const __m256i*>(lohi[f]));
-      a[f] = uint32_t(_mm256_cmple_epu32_mask(r, v)) & uint32_t(_mm256_cmple_epu32_mask(v, r)) >> 4;
+      ge = _mm256_and_si256(ge, _mm256_cmpeq_epi32(_mm256_max_epu32(r, v), v));
+      le = _mm256_and_si256(le, _mm256_cmpeq_epi32(_mm256_min_epu32(r, v), v));
     }
-    return (a[0] & a[1]) & (a[2] & a[3]) & a[4] & 0xF;
+    const uint32_t a = uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(ge)));
+    const uint32_t b = uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(le)));
+    return a & b >> 4 & 0xF;
 #else
     return match_scalar(x);
 #endif
