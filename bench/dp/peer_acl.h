@@ -10,8 +10,9 @@
 // exactly the same rules.
 // Keys (IPv4): "gen" = sources in 10/8, what the default firewall sees from generated traffic
 // (they miss every rule); "aimed" = half aimed at a random rule's source and destination /16s,
-// half random (they walk deep into the rule set). nfpark classifies one key at a time, as
-// Firewall::process does; rte_acl classifies bursts of 32 (its API's natural use).
+// half random (they walk deep into the rule set). Both classify bursts of 32: nfpark through
+// AclClassifier::classify_burst (what Firewall::process calls), rte_acl through
+// rte_acl_classify_alg (its API's natural use).
 #pragma once
 #include <rte_acl.h>
 
@@ -177,6 +178,9 @@ inline void bench_acl_rules(size_t n, const PeerOpts& o, PeerReport& rep) {
     std::vector<uint32_t> res(keys.size()), mine(keys.size());
     // Agreement first: every key, every path.
     for (size_t i = 0; i < keys.size(); ++i) mine[i] = c.classify(keys[i]);
+    std::vector<uint32_t> burst(keys.size());
+    c.classify_burst(keys, burst.data());
+    if (burst != mine) rep.fail("acl " + label + " " + kname + ": classify_burst != classify");
     for (const Alg& a : algs) {
       rte_acl_classify_alg(ctx, ptrs.data(), res.data(), uint32_t(keys.size()), 1, a.alg);
       size_t bad = 0;
@@ -192,8 +196,10 @@ inline void bench_acl_rules(size_t n, const PeerOpts& o, PeerReport& rep) {
     uint64_t sink = 0;
     for (int r = 0; r < o.reps; ++r) {
       const double t_nf = per_item(keys.size(), [&] {
-        for (const FlowKey& k : keys) sink += c.classify(k);
+        for (size_t i = 0; i + 32 <= keys.size(); i += 32)
+          c.classify_burst(std::span<const FlowKey>(keys.data() + i, 32), burst.data() + i);
       });
+      sink += burst[size_t(r)];
       for (const Alg& a : algs) {
         const double t = per_item(keys.size(), [&] {
           for (size_t i = 0; i + 32 <= keys.size(); i += 32)

@@ -65,7 +65,7 @@ void AclClassifier::to_point(const FlowKey& k, Point& x) {
 uint32_t AclClassifier::lookup(const Tree& t, const Point& x) const {
   const Node* nodes = t.nodes.data();
   const Node* n = nodes;
-  while (!(n->meta & kLeaf)) n = nodes + n->a + (x[n->meta] >= n->value);
+  while (!(n->meta & kLeaf)) n = child(nodes, *n, x);
   return scan_leaf(*n, x);
 }
 
@@ -77,9 +77,15 @@ uint32_t AclClassifier::classify4(const Point& p) const {
     if (t.min_rule >= best) break;  // trees are in min_rule order
     const Node* nodes = t.nodes.data();
     const Node* n = nodes;
-    while (!(n->meta & kLeaf)) n = nodes + n->a + (p[n->meta] >= n->value);
+    while (!(n->meta & kLeaf)) n = child(nodes, *n, p);
+    const uint32_t count = n->meta & ~kLeaf;
+    if (count != 0 && count <= AclLeaf4Small::kLanes) {
+      const AclLeaf4Small& s = leaf4s_[n->value];
+      if (const uint32_t m = s.match(x)) best = std::min(best, s.id[__builtin_ctz(m)]);
+      continue;
+    }
     const AclLeaf4* b = leaf4_.data() + n->value;
-    for (uint32_t left = n->meta & ~kLeaf; left > 0; ++b) {
+    for (uint32_t left = count; left > 0; ++b) {
       if (const uint32_t m = b->match(x)) {
         const uint32_t r = b->id[__builtin_ctz(m)];
         best = r < best ? r : best;
@@ -103,6 +109,75 @@ uint32_t AclClassifier::scan_leaf(const Node& leaf, const Point& x) const {
   return kNoMatch;
 }
 
+void AclClassifier::classify_burst(std::span<const FlowKey> keys, uint32_t* out) const {
+  if (roots4_.empty()) {  // no IPv4 tree, or too deep for rounds
+    for (size_t i = 0; i < keys.size(); ++i) out[i] = classify(keys[i]);
+    return;
+  }
+  for (size_t i = 0; i < keys.size(); i += kBurst)
+    classify_chunk4(keys.data() + i, out + i, std::min(kBurst, keys.size() - i));
+}
+
+void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n) const {
+  uint32_t x[kBurst][8];  // IPv4 keys as to_point() lays them out (dims 1, 3 and 7 zero)
+  uint32_t lane[kBurst];  // which key each of the m IPv4 lanes is
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const FlowKey& k = keys[i];
+    if (k.ip_version == 6) {
+      out[i] = classify(k);
+      continue;
+    }
+    uint32_t* p = x[m];
+    p[0] = load_be32(k.src.data() + 12), p[1] = 0, p[2] = load_be32(k.dst.data() + 12), p[3] = 0;
+    p[4] = k.sport, p[5] = k.dport, p[6] = k.proto, p[7] = 0;
+    out[i] = kNoMatch;
+    lane[m++] = uint32_t(i);
+  }
+  const Node* nodes = flat4_.data();
+  uint32_t cur[kBurst], todo[kBurst], small[kBurst];
+  for (size_t t = 0; t < roots4_.size(); ++t) {
+    for (size_t j = 0; j < m; ++j) cur[j] = roots4_[t];
+    for (uint32_t d = 0; d < depth4_[t]; ++d) {  // one hop per key per round; leaves stay put
+      for (size_t j = 0; j < m; ++j) {
+        const Node& nd = nodes[cur[j]];
+        const uint64_t v = x[j][nd.meta & 7];
+        const uint64_t split = v >= nd.value, cut = (v - nd.value) >> (nd.meta >> 8 & 63);
+        const uint32_t next = nd.a + uint32_t((nd.meta & kCut) ? cut : split);
+        cur[j] = (nd.meta & kLeaf) ? cur[j] : next;
+      }
+    }
+    size_t c = 0, cs = 0;  // keys whose leaf holds > 4 rules (todo), 1-4 rules (small)
+    for (size_t j = 0; j < m; ++j) {
+      const uint32_t count = nodes[cur[j]].meta & ~kLeaf;
+      todo[c] = small[cs] = uint32_t(j);
+      c += count > AclLeaf4Small::kLanes;
+      cs += count - 1 < AclLeaf4Small::kLanes;
+    }
+    for (size_t i = 0; i < cs; ++i) {
+      const uint32_t j = small[i];
+      const uint32_t k[AclLeaf4::kFields] = {x[j][0], x[j][2], x[j][4], x[j][5], x[j][6]};
+      const AclLeaf4Small& b = leaf4s_[nodes[cur[j]].value];
+      const uint32_t hit = b.match(k);
+      const uint32_t r = b.id[__builtin_ctz(hit | 1u << (AclLeaf4Small::kLanes - 1))];
+      uint32_t& o = out[lane[j]];
+      o = std::min(o, hit ? r : kNoMatch);
+    }
+    for (size_t i = 0; i < c; ++i) {
+      const uint32_t j = todo[i];
+      const Node& nd = nodes[cur[j]];
+      const uint32_t k[AclLeaf4::kFields] = {x[j][0], x[j][2], x[j][4], x[j][5], x[j][6]};
+      const AclLeaf4* b = leaf4_.data() + nd.value;
+      uint32_t hit = b->match(k);
+      for (uint32_t left = nd.meta & ~kLeaf; !hit && left > AclLeaf4::kLanes;)
+        left -= AclLeaf4::kLanes, hit = (++b)->match(k);
+      const uint32_t r = b->id[__builtin_ctz(hit | 1u << (AclLeaf4::kLanes - 1))];
+      uint32_t& o = out[lane[j]];
+      o = std::min(o, hit ? r : kNoMatch);
+    }
+  }
+}
+
 void AclClassifier::lookup_work(const FlowKey& k, uint32_t& trees, uint32_t& hops,
                                 uint32_t& scanned) const {
   Point x;
@@ -113,7 +188,7 @@ void AclClassifier::lookup_work(const FlowKey& k, uint32_t& trees, uint32_t& hop
     if (t.min_rule >= best) break;
     ++trees;
     const Node* n = t.nodes.data();
-    while (!(n->meta & kLeaf)) n = t.nodes.data() + n->a + (x[n->meta] >= n->value), ++hops;
+    while (!(n->meta & kLeaf)) n = child(t.nodes.data(), *n, x), ++hops;
     const uint32_t* ids = leaf_rules_.data() + n->a;
     for (uint32_t j = 0, c = n->meta & ~kLeaf; j < c; ++j) {
       ++scanned;
@@ -142,6 +217,7 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
   boxes_.clear();
   leaf_rules_.clear();
   leaf4_.clear();
+  leaf4s_.clear();
   stats_ = {};
   for (const auto& r : rules) boxes_.push_back(rule_box(r));
   for (int f = 0; f < 2; ++f) {
@@ -172,9 +248,22 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
     stats_.trees += trees.size();
   }
   leaf_index_.clear();
+  flat4_.clear(), roots4_.clear(), depth4_.clear();
+  bool shallow = true;
+  for (const Tree& t : trees_[0]) shallow = shallow && t.depth <= kBurstDepth;
+  for (const Tree& t : trees_[0]) {
+    if (!shallow) break;
+    const uint32_t off = uint32_t(flat4_.size());
+    roots4_.push_back(off), depth4_.push_back(t.depth);
+    for (Node nd : t.nodes) {
+      if (!(nd.meta & kLeaf)) nd.a += off;
+      flat4_.push_back(nd);
+    }
+  }
   stats_.leaf_rule_refs = leaf_rules_.size();
-  stats_.memory_bytes = stats_.nodes * sizeof(Node) + leaf_rules_.size() * sizeof(uint32_t) +
-                        boxes_.size() * sizeof(Box) + leaf4_.size() * sizeof(AclLeaf4);
+  stats_.memory_bytes = (stats_.nodes + flat4_.size()) * sizeof(Node) +
+                        leaf_rules_.size() * sizeof(uint32_t) + boxes_.size() * sizeof(Box) +
+                        leaf4_.size() * sizeof(AclLeaf4);
 }
 
 // When every rule of a node lies in less than half of the region along some dimension, one node
@@ -210,17 +299,98 @@ bool AclClassifier::cut_empty_space(Tree& t, uint32_t idx, const Box& region,
   return true;
 }
 
+// HiCuts' equal-width cut (Gupta & McKeown, Hot Interconnects 1999): one node splits a
+// dimension of the region into 2^k equal cells, each a child, so a key skips ~k split hops in one
+// (its cell is (x - lo) >> shift). Per dimension the widest cut (k <= cut_bits; root_cut_bits at
+// a tree's root) whose children hold at most cut_space x the node's rules is tried (copies of
+// straddling rules included, plus one per cell below the root: there a cell costs a node, not a
+// leaf); the dimension whose fullest cell is smallest wins, if that cell holds at most a quarter
+// of the rules (what two split levels would give at best). Rules keep their priority order in
+// every cell. At the root the cut goes before the empty-space cut: keys outside the rules' space
+// then reach an empty cell in the same one hop as keys inside it reach theirs.
+bool AclClassifier::cut_equal(Tree& t, uint32_t idx, const Box& region,
+                              std::vector<uint32_t>& rules, uint32_t depth) {
+  const size_t n = rules.size();
+  int best_dim = -1, best_shift = 0;
+  double best_mean = double(n);
+  std::vector<int32_t> count;
+  const int max_bits = int(depth == 0 ? opt_.root_cut_bits : opt_.cut_bits);
+  for (int d = 0; d < kDims; ++d) {
+    const uint64_t rlo = region.lo[size_t(d)], span = region.hi[size_t(d)] - rlo;
+    if (span == 0) continue;
+    const int bits = 64 - __builtin_clzll(span);
+    for (int k = std::min(max_bits, bits); k >= 2; --k) {
+      const int shift = bits - k;
+      const size_t cells = size_t(span >> shift) + 1;
+      count.assign(cells + 1, 0);
+      for (uint32_t r : rules) {  // +1 over [first, last] cell, as a difference array
+        const Box& b = boxes_[r];
+        const uint64_t lo = std::max(b.lo[size_t(d)], rlo) - rlo;
+        const uint64_t hi = std::min(b.hi[size_t(d)], region.hi[size_t(d)]) - rlo;
+        ++count[size_t(lo >> shift)], --count[size_t(hi >> shift) + 1];
+      }
+      size_t copies = depth == 0 ? 0 : cells, mx = 0;
+      int64_t run = 0;
+      for (size_t c = 0; c < cells; ++c) {
+        run += count[c];
+        copies += size_t(run), mx = std::max(mx, size_t(run));
+      }
+      if (copies > size_t(opt_.cut_space) * n) continue;   // too many copies: fewer cells
+      const double mean = double(copies) / double(cells);  // rules in a random key's cell
+      if (mx <= n / 4 && mean < best_mean) best_mean = mean, best_dim = d, best_shift = shift;
+      break;
+    }
+  }
+  if (best_dim < 0) return false;
+  const size_t d = size_t(best_dim);
+  const uint64_t rlo = region.lo[d], rhi = region.hi[d];
+  const uint32_t cells = uint32_t(((rhi - rlo) >> best_shift) + 1);
+  const uint32_t c = uint32_t(t.nodes.size());
+  t.nodes.resize(c + cells);
+  t.nodes[idx] = Node{rlo, c, kCut | uint32_t(best_shift) << 8 | uint32_t(d)};
+  ++stats_.cuts;
+  std::vector<uint32_t> sub;
+  for (uint32_t i = 0; i < cells; ++i) {
+    Box cell = region;
+    cell.lo[d] = rlo + (uint64_t(i) << best_shift);
+    const uint64_t width = (uint64_t(1) << best_shift) - 1;
+    cell.hi[d] = rhi - cell.lo[d] <= width ? rhi : cell.lo[d] + width;
+    sub.clear();
+    for (uint32_t r : rules)
+      if (boxes_[r].lo[d] <= cell.hi[d] && boxes_[r].hi[d] >= cell.lo[d]) sub.push_back(r);
+    build_at(t, c + i, cell, sub, depth + 1);
+  }
+  return true;
+}
+
 void AclClassifier::make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>& rules,
                               uint32_t depth) {
   ++stats_.leaves;
   stats_.max_depth = std::max<size_t>(stats_.max_depth, depth);
+  t.depth = std::max(t.depth, depth);
   // Replicated rules make many leaves with the same list: they share one copy (and one block).
-  auto [it, fresh] = leaf_index_.try_emplace(rules, uint32_t(leaf_rules_.size()), leaf4_.size());
+  const bool small = building_v4_ && !rules.empty() && rules.size() <= AclLeaf4Small::kLanes;
+  auto [it, fresh] = leaf_index_.try_emplace(rules, uint32_t(leaf_rules_.size()),
+                                             small ? leaf4s_.size() : leaf4_.size());
   t.nodes[idx] = Node{it->second.second, it->second.first, kLeaf | uint32_t(rules.size())};
   if (!fresh) return;
   leaf_rules_.insert(leaf_rules_.end(), rules.begin(), rules.end());
   if (building_v4_) {  // IPv4 key fields are 32-bit: clamp the boxes (family-less rules) to them
     constexpr size_t kDim[AclLeaf4::kFields] = {0, 2, 4, 5, 6};
+    if (small) {
+      AclLeaf4Small& b = leaf4s_.emplace_back();
+      b.clear();
+      for (size_t j = 0; j < rules.size(); ++j) {
+        const Box& box = boxes_[rules[j]];
+        for (size_t f = 0; f < AclLeaf4::kFields; ++f) {
+          b.lohi[f][j] = uint32_t(std::min<uint64_t>(box.lo[kDim[f]], 0xFFFFFFFFu));
+          b.lohi[f][AclLeaf4Small::kLanes + j] =
+              uint32_t(std::min<uint64_t>(box.hi[kDim[f]], 0xFFFFFFFFu));
+        }
+        b.id[j] = rules[j];
+      }
+      return;
+    }
     for (size_t j = 0; j < rules.size(); ++j) {
       if (j % AclLeaf4::kLanes == 0) leaf4_.emplace_back().clear();
       AclLeaf4& b = leaf4_.back();
@@ -247,7 +417,10 @@ void AclClassifier::build_at(Tree& t, uint32_t idx, const Box& region, std::vect
   }
   if (rules.size() <= opt_.leaf_size || depth >= opt_.max_depth)
     return make_leaf(t, idx, rules, depth);
+  if (depth == 0 && rules.size() <= opt_.root_cut_rules && cut_equal(t, idx, region, rules, depth))
+    return;
   if (cut_empty_space(t, idx, region, rules, depth)) return;
+  if (depth > 0 && cut_equal(t, idx, region, rules, depth)) return;
 
   const size_t n = rules.size();
   size_t best_max = n, best_sum = ~size_t(0);

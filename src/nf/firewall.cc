@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+
 #include "nf/run_burst.h"
 
 namespace nfpark::nf {
@@ -75,18 +77,31 @@ void Firewall::account(Verdict& v, bool deny, bool matched) {
 }
 
 void Firewall::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
-  // One lookup at a time: interleaving a burst's tree walks (with prefetch) was measured in
-  // acl_bench and did not pay on this machine, so the scalar walk stays.
-  for (size_t i = 0; i < pkts.size(); ++i) {
-    if (verdicts[i] != Verdict::kPass) continue;
-    FlowKey k;
-    bool matched = true;  // a packet without L3 is counted in no_l3, not default_action
-    bool deny = default_action_ == AclAction::kDeny;
-    if (extract_flow_key(pkts[i].data, pkts[i].layout, k))
-      deny = decide(k, matched);
-    else
-      ++no_l3_;
-    account(verdicts[i], deny, matched);
+  // The burst's keys are classified together (AclClassifier::classify_burst: staged, no
+  // per-key branch, when the trees are shallow), then each packet gets its verdict.
+  constexpr size_t kChunk = AclClassifier::kBurst;
+  FlowKey keys[kChunk];
+  uint32_t rule[kChunk];
+  uint8_t at[kChunk];
+  for (size_t base = 0; base < pkts.size(); base += kChunk) {
+    const size_t n = std::min(kChunk, pkts.size() - base);
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (verdicts[base + i] != Verdict::kPass) continue;
+      if (extract_flow_key(pkts[base + i].data, pkts[base + i].layout, keys[m])) {
+        keys[m] = acl_key(keys[m]);
+        at[m++] = uint8_t(i);
+      } else {
+        ++no_l3_;  // counted in no_l3, not default_action
+        account(verdicts[base + i], default_action_ == AclAction::kDeny, true);
+      }
+    }
+    classifier_.classify_burst(std::span<const FlowKey>(keys, m), rule);
+    for (size_t j = 0; j < m; ++j) {
+      const bool matched = rule[j] != AclClassifier::kNoMatch;
+      const bool deny = matched ? deny_[rule[j]] != 0 : default_action_ == AclAction::kDeny;
+      account(verdicts[base + at[j]], deny, matched);
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 //           scan: 20 us), 30–80 ns for IPv4 keys aimed inside dense rule sets (1k–20k rules;
 //           was 80–330 before the SIMD leaves); nf_bench --quick: ~31 ns/pkt over forward incl.
 //           key extraction at 1000 rules.
+// Bursts:   process() classifies the burst's keys together (AclClassifier::classify_burst).
 // Runs:     one classification per run of a flow (run_burst.h), its verdict given to the run.
 // Refs:     Qi et al., HyperSplit (INFOCOM 2009); Vamanan et al., EffiCuts (SIGCOMM 2010).
 //

@@ -50,11 +50,27 @@ FlowKey random_key(Rng& g, const AclRule* r, bool v6) {
   return acl_key(k);
 }
 
+// classify_burst() over `keys` cut into bursts of every size from 0 to 70 (a burst is longer
+// than the walk's slots, shorter, or empty) gives classify()'s answer for every key.
+void check_burst(const AclClassifier& c, const std::vector<FlowKey>& keys) {
+  std::vector<uint32_t> out(keys.size() + 1, 12345);
+  size_t at = 0;
+  for (size_t len = 0; at < keys.size(); len = (len + 1) % 71) {
+    const size_t m = std::min(len, keys.size() - at);
+    c.classify_burst(std::span<const FlowKey>(keys.data() + at, m), out.data() + at);
+    at += m;
+  }
+  ASSERT_EQ(out.back(), 12345u) << "wrote past the burst";
+  for (size_t i = 0; i < keys.size(); ++i)
+    ASSERT_EQ(c.classify(keys[i]), out[i]) << "key " << i << " v" << int(keys[i].ip_version);
+}
+
 void check_against_linear(const std::vector<AclRule>& rules, uint64_t seed, size_t packets) {
   AclClassifier c;
   c.build(rules);
   Rng g{seed};
   size_t matched = 0;
+  std::vector<FlowKey> keys;
   for (size_t i = 0; i < packets; ++i) {
     bool v6 = g.next() % 4 == 0;
     const AclRule* r = nullptr;
@@ -63,6 +79,7 @@ void check_against_linear(const std::vector<AclRule>& rules, uint64_t seed, size
       if (r->family() && r->family() != (v6 ? 6 : 4)) v6 = !v6;
     }
     FlowKey k = random_key(g, r, v6);
+    keys.push_back(k);
     size_t want = linear_classify(rules, k);
     uint32_t got = c.classify(k);
     ASSERT_EQ(want == rules.size() ? AclClassifier::kNoMatch : uint32_t(want), got)
@@ -70,6 +87,7 @@ void check_against_linear(const std::vector<AclRule>& rules, uint64_t seed, size
     matched += want < rules.size();
   }
   EXPECT_GT(matched, packets / 4);  // the test exercises matches, not only misses
+  check_burst(c, keys);
 }
 
 TEST(AclClassifier, MatchesLinearScanOnRandomIpv4Rules) {
@@ -125,7 +143,40 @@ TEST(AclClassifier, MatchesLinearScanOnAimedKeysAtPeerBenchSizes) {
       hits += want < rules.size();
     }
     EXPECT_GT(hits, keys.size() / 3) << n;
+    check_burst(c, keys);
   }
+}
+
+// At ~1k rules the root's equal-width cut (HiCuts) takes every IPv4 key to its cell in one hop
+// and the trees stay shallow enough for the staged burst; without cuts (the old layout) the same
+// rules need ~6 split hops per tree for a key inside them. Both layouts give the same answers.
+TEST(AclClassifier, EqualCutsKeepSmallRuleSetsShallow) {
+  const auto rules = generate_passing_rules(1000, 1);
+  AclClassifier cut, plain;
+  cut.build(rules);
+  AclClassifier::Options o;
+  o.cut_bits = o.root_cut_bits = 0;
+  plain.build(rules, o);
+  EXPECT_GT(cut.stats().cuts, 0u);
+  EXPECT_EQ(plain.stats().cuts, 0u);
+  EXPECT_LE(cut.stats().max_depth, AclClassifier::kBurstDepth);
+  EXPECT_TRUE(cut.staged_burst());
+  EXPECT_FALSE(plain.staged_burst());
+  Rng g{5};
+  uint32_t hops_cut = 0, hops_plain = 0;
+  std::vector<FlowKey> keys;
+  for (int i = 0; i < 2000; ++i) {
+    const AclRule& r = rules[g.next() % rules.size()];
+    const FlowKey k = random_key(g, &r, r.family() == 6);
+    keys.push_back(k);
+    ASSERT_EQ(cut.classify(k), plain.classify(k)) << i;
+    uint32_t t, h, s;
+    cut.lookup_work(k, t, h, s), hops_cut += h;
+    plain.lookup_work(k, t, h, s), hops_plain += h;
+  }
+  EXPECT_LT(hops_cut * 2, hops_plain);
+  check_burst(cut, keys);
+  check_burst(plain, keys);
 }
 
 // The 16-lane block's vector compares (AVX-512 and AVX2 as built) and its scalar fallback agree,
@@ -163,12 +214,57 @@ TEST(AclLeaf4, VectorMatchEqualsScalar) {
   }
 }
 
+// The 4-lane small leaf's 256-bit compare and its scalar fallback agree lane by lane.
+TEST(AclLeaf4Small, VectorMatchEqualsScalar) {
+  Rng g{98};
+  for (int it = 0; it < 20000; ++it) {
+    AclLeaf4Small b;
+    b.clear();
+    const int used = int(g.next() % (AclLeaf4Small::kLanes + 1));
+    uint32_t x[AclLeaf4::kFields];
+    for (uint32_t& v : x) v = uint32_t(g.next() % 4 ? g.next() % 16 : g.next());
+    for (int j = 0; j < used; ++j) {
+      b.id[j] = uint32_t(j);
+      for (int f = 0; f < AclLeaf4::kFields; ++f) {
+        uint32_t a = uint32_t(g.next() % 3 ? g.next() % 16 : g.next()), c = uint32_t(g.next() % 16);
+        if (g.next() % 5 == 0) a = 0, c = ~0u;
+        b.lohi[f][j] = std::min(a, c), b.lohi[f][AclLeaf4Small::kLanes + j] = std::max(a, c);
+        if (g.next() % 7 == 0) b.lohi[f][j] = b.lohi[f][AclLeaf4Small::kLanes + j] = x[f];
+      }
+    }
+    const uint32_t m = b.match_scalar(x);
+    ASSERT_EQ(m, b.match(x)) << it;
+    ASSERT_EQ(m >> used, 0u) << "an unused lane matched";
+    for (int j = 0; j < used; ++j) {
+      bool in = true;
+      for (int f = 0; f < AclLeaf4::kFields; ++f)
+        in = in && x[f] >= b.lohi[f][j] && x[f] <= b.lohi[f][AclLeaf4Small::kLanes + j];
+      ASSERT_EQ(in, bool(m >> j & 1)) << it << " lane " << j;
+    }
+  }
+}
+
 TEST(AclClassifier, EmptyRuleSetMatchesNothing) {
   AclClassifier c;
   c.build({});
   FlowKey k;
   k.ip_version = 4;
   EXPECT_EQ(c.classify(k), AclClassifier::kNoMatch);
+  uint32_t out[2] = {1, 2};
+  const FlowKey ks[2] = {k, k};
+  c.classify_burst(ks, out);
+  EXPECT_EQ(out[0], AclClassifier::kNoMatch);
+  EXPECT_EQ(out[1], AclClassifier::kNoMatch);
+}
+
+// Only IPv6 rules: IPv4 keys have no tree to walk and match nothing, in bursts too.
+TEST(AclClassifier, BurstWithoutIpv4TreesMatchesNothingForIpv4) {
+  AclClassifier c;
+  c.build(generate_random_rules(200, 8, true));
+  Rng g{8};
+  std::vector<FlowKey> keys;
+  for (int i = 0; i < 500; ++i) keys.push_back(random_key(g, nullptr, i % 3 == 0));
+  check_burst(c, keys);
 }
 
 }  // namespace
