@@ -98,12 +98,18 @@ class Engine {
     EventHandler* h;
     uint64_t arg;
     uint32_t next;
-    bool before(const Node& o) const { return at < o.at || (at == o.at && seq < o.seq); }
+    // (at, seq) order as one 128-bit compare (at >= 0): no branch on equal times
+    unsigned __int128 key() const { return (unsigned __int128)uint64_t(at) << 64 | seq; }
+    bool before(const Node& o) const { return key() < o.key(); }
   };
-  uint32_t new_node(Picos at, uint64_t seq, EventHandler* h, uint64_t arg);
+  struct Bucket {
+    uint32_t head = kNil, tail = kNil;  // its list, in (time, sequence) order
+  };
+  uint32_t grow();  // a fresh node at the end of nodes_ (the free list is empty)
   // The earliest pending node (ring or heap), kNil when none. Cached: schedule() keeps the cache
-  // (a new node replaces it only when earlier), taking the first node out clears it, so a handler
-  // asking next_time() after each packet does not scan the calendar again.
+  // (a new node replaces it only when earlier), taking the first node out finds the next in
+  // the same bucket, so a handler asking next_time() after each packet does not scan the
+  // calendar again.
   uint32_t first() const {
     if (!first_valid_) {
       first_ = find_first();
@@ -119,8 +125,7 @@ class Engine {
 
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
-  std::vector<uint32_t> bucket_;                 // head node per bucket
-  std::vector<uint32_t> tail_;                   // last node per bucket
+  std::vector<Bucket> bucket_;                   // head and tail node per bucket
   std::array<uint64_t, kWords> bits_{};          // non-empty buckets
   std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
   std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon
