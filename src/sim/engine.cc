@@ -78,6 +78,7 @@ uint32_t Engine::find_first() const {
 }
 
 void Engine::unlink(uint32_t n) {
+  assert(nodes_[n].at == now_);
   if (!far_.empty() && far_[0] == n) [[unlikely]] {
     first_valid_ = false;
     return heap_pop();
@@ -91,10 +92,18 @@ void Engine::unlink(uint32_t n) {
     first_ = bk.head;
     first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
   } else {
-    first_valid_ = false;
     bk.tail = kNil;
-    bits_[b >> 6] &= ~(1ull << (b & 63));
-    if (!bits_[b >> 6]) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+    uint64_t& w = bits_[b >> 6];
+    w &= ~(1ull << (b & 63));
+    // b is now's bucket (run() moved the clock to n): a later bucket of the same word is the
+    // ring's next (lower ones are a lap ahead); else find_first() scans on
+    if (const uint64_t later = w & (~0ull << (b & 63))) {
+      first_ = bucket_[(b & ~63u) | uint32_t(__builtin_ctzll(later))].head;
+      first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
+    } else {
+      first_valid_ = false;
+      if (!w) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+    }
   }
 }
 
