@@ -53,9 +53,11 @@ class Engine {
     const uint32_t n = first();
     return n == kNil ? kNever : nodes_[n].at;
   }
-  // Moves the clock to `t` if no pending event comes first (t < next_time()) and t >= now().
+  // Moves the clock to `t` if no pending event comes first (t < next_time()), t >= now(), and
+  // the running run() would not stop before it (its `until`, stop()): the clock never passes a
+  // run's limit, so it never has to go back.
   bool advance_to_if_first(Picos t) {
-    if (t < now_ || t >= next_time()) return false;
+    if (t < now_ || t >= next_time() || t > until_ || stopped_) return false;
     now_ = t;
     return true;
   }
@@ -119,7 +121,7 @@ class Engine {
   }
   uint32_t find_first() const;
   uint32_t ring_first() const;  // the head of the first non-empty bucket from now on
-  void unlink(uint32_t n);      // removes the earliest node `n` (from the ring or the heap)
+  void unlink(uint32_t n);      // removes the earliest node `n` (ring or heap); the clock is at it
   void heap_push(uint32_t n);
   void heap_pop();
 
