@@ -1,5 +1,5 @@
-// The event kernel: time order, FIFO order of ties, run(until), stop(), advance_to_if_first, and
-// independence of two engines in one process.
+// The event kernel: time order, FIFO order of ties, run(until), stop(), advance_to_if_first (never
+// past a run's limit), and independence of two engines in one process.
 #include "sim/engine.h"
 
 #include <gtest/gtest.h>

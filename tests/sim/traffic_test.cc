@@ -1,6 +1,7 @@
 // Traffic: rate patterns, the flow picker (SLF, uniform shares, Zipf skew), synthetic frames
 // (valid headers with the drawn size; full-bytes frames with valid checksums and ids), pcap
-// replay at its own timing and looped, and a source that offers exactly its pattern's load.
+// replay at its own timing and looped, a source that offers exactly its pattern's load, and the
+// mux that runs all sources from one event in the order of one event per source.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
