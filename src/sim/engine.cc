@@ -4,52 +4,54 @@
 
 namespace nfpark::sim {
 
-Engine::Engine() : bucket_(kBuckets, kNil), tail_(kBuckets, kNil) {
+Engine::Engine() : bucket_(kBuckets) {
   nodes_.reserve(256);
   far_.reserve(64);
 }
 
-uint32_t Engine::new_node(Picos at, uint64_t seq, EventHandler* h, uint64_t arg) {
-  uint32_t n;
-  if (free_ != kNil) {
-    n = free_;
-    free_ = nodes_[n].next;
-  } else {
-    n = uint32_t(nodes_.size());
-    nodes_.emplace_back();
-  }
-  nodes_[n] = Node{at, seq, h, arg, kNil};
-  return n;
+uint32_t Engine::grow() {
+  nodes_.emplace_back();
+  return uint32_t(nodes_.size() - 1);
 }
 
 void Engine::schedule_seq(Picos at, uint64_t seq, EventHandler* h, uint64_t arg) {
   assert(at >= now_ && seq < seq_);
-  const uint32_t n = new_node(at, seq, h, arg);
+  uint32_t n = free_;
+  if (n != kNil) [[likely]]
+    free_ = nodes_[n].next;
+  else
+    n = grow();
+  Node& x = nodes_[n];
+  x = Node{at, seq, h, arg, kNil};
   ++pending_;
-  if (first_valid_ && (first_ == kNil || nodes_[n].before(nodes_[first_]))) first_ = n;
-  if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) return heap_push(n);
+  if (first_valid_ && (first_ == kNil || x.before(nodes_[first_]))) first_ = n;
+  if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) [[unlikely]]
+    return heap_push(n);
   const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
+  Bucket& bk = bucket_[b];
   // keep the bucket in (time, sequence) order: a new node nearly always goes after its tail
   // (many sources tick at the same times, and a fresh sequence number is the largest)
-  const uint32_t t = tail_[b];
-  if (t == kNil || nodes_[t].before(nodes_[n])) {
-    (t == kNil ? bucket_[b] : nodes_[t].next) = n;
-    tail_[b] = n;
+  if (bk.tail == kNil) {
+    bk.head = bk.tail = n;
+    bits_[b >> 6] |= 1ull << (b & 63);
+    summary_[b >> 12] |= 1ull << ((b >> 6) & 63);
+  } else if (nodes_[bk.tail].before(x)) [[likely]] {
+    nodes_[bk.tail].next = n;
+    bk.tail = n;
   } else {
-    uint32_t* link = &bucket_[b];
-    while (nodes_[*link].before(nodes_[n])) link = &nodes_[*link].next;
-    nodes_[n].next = *link;
+    uint32_t* link = &bk.head;
+    while (nodes_[*link].before(x)) link = &nodes_[*link].next;
+    x.next = *link;
     *link = n;
   }
-  bits_[b >> 6] |= 1ull << (b & 63);
-  summary_[b >> 12] |= 1ull << ((b >> 6) & 63);
 }
 
 uint32_t Engine::ring_first() const {
   const uint32_t s = uint32_t(now_ >> kShift) & (kBuckets - 1);
   const uint32_t w0 = s >> 6;
   // the start word, from the start bucket on
-  if (uint64_t m = bits_[w0] & (~0ull << (s & 63))) return bucket_[w0 << 6 | __builtin_ctzll(m)];
+  if (uint64_t m = bits_[w0] & (~0ull << (s & 63)))
+    return bucket_[w0 << 6 | __builtin_ctzll(m)].head;
   // the following words (then wrapping round), through the summary
   for (uint32_t pass = 0; pass < 2; ++pass) {
     const uint32_t from = pass == 0 ? w0 + 1 : 0, to = pass == 0 ? kWords : w0 + 1;
@@ -61,7 +63,7 @@ uint32_t Engine::ring_first() const {
         if (w >= to) break;
         uint64_t bm = bits_[w];
         if (w == w0) bm &= ~(~0ull << (s & 63));  // wrapped round: the buckets before the start
-        if (bm) return bucket_[w << 6 | __builtin_ctzll(bm)];
+        if (bm) return bucket_[w << 6 | __builtin_ctzll(bm)].head;
       }
     }
   }
@@ -76,19 +78,32 @@ uint32_t Engine::find_first() const {
 }
 
 void Engine::unlink(uint32_t n) {
-  first_valid_ = false;
-  if (!far_.empty() && far_[0] == n) return heap_pop();
+  assert(nodes_[n].at == now_);
+  if (!far_.empty() && far_[0] == n) [[unlikely]] {
+    first_valid_ = false;
+    return heap_pop();
+  }
   const uint32_t b = uint32_t(nodes_[n].at >> kShift) & (kBuckets - 1);
-  bucket_[b] = nodes_[n].next;
-  if (bucket_[b] != kNil) {
+  Bucket& bk = bucket_[b];
+  bk.head = nodes_[n].next;
+  if (bk.head != kNil) {
     // a bucket holds one lap of the ring: its next node is the ring's first; the heap's first
     // may still come before it
-    first_ = bucket_[b];
+    first_ = bk.head;
     first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
   } else {
-    tail_[b] = kNil;
-    bits_[b >> 6] &= ~(1ull << (b & 63));
-    if (!bits_[b >> 6]) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+    bk.tail = kNil;
+    uint64_t& w = bits_[b >> 6];
+    w &= ~(1ull << (b & 63));
+    // b is now's bucket (run() moved the clock to n): a later bucket of the same word is the
+    // ring's next (lower ones are a lap ahead); else find_first() scans on
+    if (const uint64_t later = w & (~0ull << (b & 63))) {
+      first_ = bucket_[(b & ~63u) | uint32_t(__builtin_ctzll(later))].head;
+      first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
+    } else {
+      first_valid_ = false;
+      if (!w) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+    }
   }
 }
 
@@ -124,18 +139,20 @@ uint64_t Engine::run(Picos until) {
   while (!stopped_) {
     const uint32_t n = first();
     if (n == kNil) break;
-    if (nodes_[n].at > until) {
+    Node& x = nodes_[n];
+    if (x.at > until) {
       now_ = until;
       break;
     }
-    const Node e = nodes_[n];
+    EventHandler* const h = x.h;
+    const uint64_t arg = x.arg;
+    now_ = x.at;
     unlink(n);
-    nodes_[n].next = free_;
+    x.next = free_;  // (unlink has read it)
     free_ = n;
     --pending_;
-    now_ = e.at;
     ++events_;
-    e.h->on_event(e.arg);
+    h->on_event(arg);
   }
   until_ = kNever;
   if (pending_ == 0 && until != kNever && now_ < until && !stopped_) now_ = until;

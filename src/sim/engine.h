@@ -53,9 +53,11 @@ class Engine {
     const uint32_t n = first();
     return n == kNil ? kNever : nodes_[n].at;
   }
-  // Moves the clock to `t` if no pending event comes first (t < next_time()) and t >= now().
+  // Moves the clock to `t` if no pending event comes first (t < next_time()), t >= now(), and
+  // the running run() would not stop before it (its `until`, stop()): the clock never passes a
+  // run's limit, so it never has to go back.
   bool advance_to_if_first(Picos t) {
-    if (t < now_ || t >= next_time()) return false;
+    if (t < now_ || t >= next_time() || t > until_ || stopped_) return false;
     now_ = t;
     return true;
   }
@@ -98,12 +100,18 @@ class Engine {
     EventHandler* h;
     uint64_t arg;
     uint32_t next;
-    bool before(const Node& o) const { return at < o.at || (at == o.at && seq < o.seq); }
+    // (at, seq) order as one 128-bit compare (at >= 0): no branch on equal times
+    unsigned __int128 key() const { return (unsigned __int128)uint64_t(at) << 64 | seq; }
+    bool before(const Node& o) const { return key() < o.key(); }
   };
-  uint32_t new_node(Picos at, uint64_t seq, EventHandler* h, uint64_t arg);
+  struct Bucket {
+    uint32_t head = kNil, tail = kNil;  // its list, in (time, sequence) order
+  };
+  uint32_t grow();  // a fresh node at the end of nodes_ (the free list is empty)
   // The earliest pending node (ring or heap), kNil when none. Cached: schedule() keeps the cache
-  // (a new node replaces it only when earlier), taking the first node out clears it, so a handler
-  // asking next_time() after each packet does not scan the calendar again.
+  // (a new node replaces it only when earlier), taking the first node out finds the next in
+  // the same bucket, so a handler asking next_time() after each packet does not scan the
+  // calendar again.
   uint32_t first() const {
     if (!first_valid_) {
       first_ = find_first();
@@ -113,14 +121,13 @@ class Engine {
   }
   uint32_t find_first() const;
   uint32_t ring_first() const;  // the head of the first non-empty bucket from now on
-  void unlink(uint32_t n);      // removes the earliest node `n` (from the ring or the heap)
+  void unlink(uint32_t n);      // removes the earliest node `n` (ring or heap); the clock is at it
   void heap_push(uint32_t n);
   void heap_pop();
 
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
-  std::vector<uint32_t> bucket_;                 // head node per bucket
-  std::vector<uint32_t> tail_;                   // last node per bucket
+  std::vector<Bucket> bucket_;                   // head and tail node per bucket
   std::array<uint64_t, kWords> bits_{};          // non-empty buckets
   std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
   std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon

@@ -4,53 +4,40 @@ namespace nfpark::sim {
 
 void TrafficMux::add(std::unique_ptr<TrafficSource> s) {
   src_.push_back(std::move(s));
-  key_.push_back(kDone);
 }
 
 void TrafficMux::start(Picos start, Picos stop) {
+  while (leaves_ < src_.size()) leaves_ *= 2;
+  key_.assign(leaves_, kDone);
+  win_.assign(2 * leaves_, 0);
+  for (size_t i = 0; i < leaves_; ++i) win_[leaves_ + i] = uint32_t(i);
   for (size_t i = 0; i < src_.size(); ++i)
     if (src_[i]->start(start, stop))  // as if each source scheduled its first event, in order
       key_[i] = key(src_[i]->due(), e_.take_seq());
-  if (const int k = earliest(src_.size()); k >= 0)
-    e_.schedule_seq(due_of(key_[k]), seq_of(key_[k]), this, uint64_t(k));
-}
-
-int TrafficMux::earliest(size_t skip) const {
-  Key best = kDone;
-  int at = -1;
-  for (size_t i = 0; i < key_.size(); ++i)
-    if (i != skip && key_[i] < best) {
-      best = key_[i];
-      at = int(i);
-    }
-  return at;
+  for (size_t n = leaves_ - 1; n >= 1; --n) {
+    const uint32_t l = win_[2 * n], r = win_[2 * n + 1];
+    win_[n] = key_[r] < key_[l] ? r : l;
+  }
+  if (const uint32_t k = win_[1]; key_[k] != kDone)
+    e_.schedule_seq(due_of(key_[k]), seq_of(key_[k]), this, k);
 }
 
 void TrafficMux::on_event(uint64_t port) {
   size_t k = port;
   for (;;) {
-    // the earliest of the other sources (one scan): source k keeps going while it is strictly
-    // before it, and then the earlier of the two is next
-    const int other = earliest(k);
-    const Picos others = other < 0 ? kNever : due_of(key_[other]);
     TrafficSource& s = *src_[k];
-    bool more;
-    do {
-      more = s.emit();
-    } while (more && s.due() < others && e_.advance_to_if_first(s.due()));
-    int next = other;
-    if (more) {
-      key_[k] = key(s.due(), e_.take_seq());  // the largest number yet: next only when earlier
-      if (other < 0 || key_[k] < key_[other]) next = int(k);
-    } else {
-      key_[k] = kDone;
-    }
-    if (next < 0) return;
-    if (!e_.run_inline(due_of(key_[next]), seq_of(key_[next]))) {
-      e_.schedule_seq(due_of(key_[next]), seq_of(key_[next]), this, uint64_t(next));
+    // the next frame takes the number its own event would get now: the largest yet, so at equal
+    // times it comes after everything pending
+    key_[k] = s.emit() ? key(s.due(), e_.take_seq()) : kDone;
+    update(k);
+    const uint32_t next = win_[1];
+    const Key nk = key_[next];
+    if (nk == kDone) return;
+    if (!e_.run_inline(due_of(nk), seq_of(nk))) {
+      e_.schedule_seq(due_of(nk), seq_of(nk), this, next);
       return;
     }
-    k = size_t(next);
+    k = next;
   }
 }
 

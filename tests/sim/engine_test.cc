@@ -1,5 +1,5 @@
-// The event kernel: time order, FIFO order of ties, run(until), stop(), advance_to_if_first, and
-// independence of two engines in one process.
+// The event kernel: time order, FIFO order of ties, run(until), stop(), advance_to_if_first (never
+// past a run's limit), and independence of two engines in one process.
 #include "sim/engine.h"
 
 #include <gtest/gtest.h>
@@ -104,6 +104,32 @@ TEST(Engine, AdvanceOnlyWhenNothingComesFirst) {
   EXPECT_FALSE(e.advance_to_if_first(100)) << "an event at 100 comes first (scheduled earlier)";
   EXPECT_FALSE(e.advance_to_if_first(40)) << "time never goes back";
   EXPECT_EQ(e.now(), 50);
+}
+
+struct Advancer final : EventHandler {  // a device running ahead while nothing comes first
+  Engine* e;
+  Picos to;
+  bool ok = false;
+  void on_event(uint64_t) override { ok = e->advance_to_if_first(to); }
+};
+
+TEST(Engine, AdvanceNeverPassesTheRunsLimit) {
+  Engine e;
+  Recorder r;
+  r.e = &e;
+  Advancer a;
+  a.e = &e;
+  a.to = 30;
+  e.schedule(10, &a);
+  e.schedule(100, &r);
+  e.run(20);
+  EXPECT_FALSE(a.ok) << "30 is past the run's limit: the device schedules instead";
+  EXPECT_EQ(e.now(), 20) << "the clock stops at the limit, and never goes back";
+  a.to = 50;
+  e.schedule(40, &a);
+  e.run(60);
+  EXPECT_TRUE(a.ok);
+  EXPECT_EQ(e.now(), 60);
 }
 
 TEST(Engine, PastTimesAreClampedToNow) {

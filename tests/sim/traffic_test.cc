@@ -1,6 +1,7 @@
 // Traffic: rate patterns, the flow picker (SLF, uniform shares, Zipf skew), synthetic frames
 // (valid headers with the drawn size; full-bytes frames with valid checksums and ids), pcap
-// replay at its own timing and looped, and a source that offers exactly its pattern's load.
+// replay at its own timing and looped, a source that offers exactly its pattern's load, and the
+// mux that runs all sources from one event in the order of one event per source.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -163,6 +164,87 @@ TEST(TrafficSource, OffersItsPatternsLoad) {
   // 25 Gbps of 1000 B frames + 24 B on the wire for 1 ms
   EXPECT_NEAR(double(src.sent()), 25e9 * 1e-3 / (1024 * 8), 1.0);
   EXPECT_EQ(out.got.size(), src.sent());
+}
+
+// What a run of several sources sees: every frame's (time, port) at the switch's ingress, and the
+// ticks of another handler whose times coincide with frames (ties ordered by tie-break number).
+struct MuxLog {
+  std::vector<std::pair<Picos, int>> seen;  // port, or -1 for a tick
+};
+struct Ticker final : EventHandler {
+  Engine* e;
+  MuxLog* log;
+  Picos period;
+  Picos until;
+  void on_event(uint64_t) override {
+    log->seen.emplace_back(e->now(), -1);
+    if (e->now() + period < until) e->schedule(e->now() + period, this);
+  }
+};
+// The reference: one engine event per source, as before the mux.
+struct PerSource final : EventHandler {
+  Engine* e;
+  std::vector<std::unique_ptr<TrafficSource>> src;
+  void on_event(uint64_t i) override {
+    if (src[i]->emit()) e->schedule(src[i]->due(), this, i);
+  }
+};
+
+MuxLog run_sources(bool mux, int ports) {
+  Engine e;
+  PacketPool pool;
+  SwitchConfig c;
+  c.port_gbps.assign(size_t(ports), 100);
+  if (ports > 1) c.port_gbps[1] = 40;  // a slower port: its frames fall between the others'
+  MuxLog log;
+  testing::LambdaProgram prog;
+  prog.in = [&](Pass& pass, Packet* p) {
+    log.seen.emplace_back(e.now(), pass.port());
+    p->pool->free(p);
+  };
+  Switch sw(e, c);
+  sw.set_program(&prog);
+  std::string err;
+  auto t = FlowTemplates::build(gen(1000), uint16_t(ports), err);
+  RatePattern pat;
+  pat.gbps = 100;
+  // ticks every frame time of a 100 Gbps port (1024 B on the wire: 81.92 ns), on its frames' times
+  Ticker tick{};
+  tick.e = &e;
+  tick.log = &log;
+  tick.period = serialization(1024, 100);
+  tick.until = 20 * kUs;
+  e.schedule(2 * tick.period + c.ingress_latency, &tick);
+  auto make = [&](uint16_t i) {
+    return std::make_unique<TrafficSource>(
+        sw, i, std::make_unique<SyntheticFrames>(t, gen(1000), i, false), pat, false, pool,
+        nullptr);
+  };
+  TrafficMux m(e);
+  PerSource ref;
+  ref.e = &e;
+  for (uint16_t i = 0; i < ports; ++i) (mux ? m.add(make(i)) : ref.src.push_back(make(i)));
+  if (mux) {
+    m.start(0, 20 * kUs);
+  } else {
+    for (size_t i = 0; i < ref.src.size(); ++i)
+      if (ref.src[i]->start(0, 20 * kUs)) e.schedule(ref.src[i]->due(), &ref, i);
+  }
+  e.run(7 * kUs);  // a run() limit inside a train of frames
+  e.run();
+  EXPECT_EQ(pool.live(), 0u);
+  return log;
+}
+
+TEST(TrafficMux, RunsFramesInTheOrderOfOneEventPerSource) {
+  for (int ports : {1, 2, 5, 14}) {
+    const MuxLog per = run_sources(false, ports), mux = run_sources(true, ports);
+    EXPECT_GT(per.seen.size(), 200u * size_t(ports));
+    size_t ties = 0;  // a tick at the time of a frame: the order the tie-break numbers give
+    for (size_t i = 1; i < per.seen.size(); ++i) ties += per.seen[i].first == per.seen[i - 1].first;
+    EXPECT_GT(ties, 100u) << ports << " ports: the case must have ties to order";
+    EXPECT_EQ(mux.seen, per.seen) << ports << " ports";
+  }
 }
 
 TEST(PcapFrames, OwnTimingLoopedAndOnSeveralPorts) {
