@@ -43,6 +43,7 @@ class FlowCounter final : public Nf {
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
                     Nanos now) override;
   bool run_aware() const override { return true; }
+  void prefetch_runs(const FlowRuns& runs) const override;
   bool rewrites_flow_key() const override { return false; }
   void counters(const CounterSink& sink) const override;
   void export_state(std::vector<uint8_t>& out) const override;

@@ -233,6 +233,31 @@ void Nat::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
   table_.sweep(now, table_.kSweepPerBurst);
 }
 
+void Nat::prefetch_runs(const FlowRuns& runs) const {
+  prefetch_run_buckets(runs, table_);  // outbound runs' (an inbound one's is a wasted line)
+}
+
+// A shared run's live packets had one key and took one translation (process_runs: the slot of
+// its first translated packet, or none for passthrough and other protocols, which leave the key
+// alone), so they still share one key: its first live packet's, read once per run.
+bool Nat::remap_runs(std::span<const PacketView> pkts, std::span<const Verdict> verdicts,
+                     FlowRuns& runs) const {
+  for (size_t r = 0; r < runs.count; ++r) {
+    if (runs.solo[r]) continue;
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      FlowKey k;
+      extract_flow_key(pkts[i].data, pkts[i].layout, k);
+      if (!(k == runs.keys[r])) {
+        runs.keys[r] = k;
+        runs.hashes[r] = FlowKeyHash64{}(k);
+      }
+      break;
+    }
+  }
+  return true;
+}
+
 bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now, uint32_t* slot) {
   bool inserted = false;
   uint32_t s = table_.find_or_insert(k, h, now, inserted);

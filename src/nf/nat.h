@@ -110,6 +110,9 @@ class Nat final : public Nf {
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
                     Nanos now) override;
   bool run_aware() const override { return true; }
+  void prefetch_runs(const FlowRuns& runs) const override;
+  bool remap_runs(std::span<const PacketView> pkts, std::span<const Verdict> verdicts,
+                  FlowRuns& runs) const override;
   void counters(const CounterSink& sink) const override;
   void export_state(std::vector<uint8_t>& out) const override;
   void warnings(const WarningSink& sink) const override;

@@ -96,6 +96,13 @@ struct FlowRuns {
   }
 };
 
+// Stage 1 of a flow table's lookups for every shared run (Nf::prefetch_runs): its buckets.
+template <class Table>
+void prefetch_run_buckets(const FlowRuns& runs, const Table& table) {
+  for (size_t r = 0; r < runs.count; ++r)
+    if (!runs.solo[r]) table.prefetch_buckets(runs.hashes[r]);
+}
+
 // The first two stages of a run-aware lookup into a flow table (counter, rate limiter): each
 // live packet's hash — a shared run's from `runs`, a solo packet's from its own key (in `keys`) —
 // with its buckets prefetched, then the entries prefetched, once per run. keyed[i]: packet i is
