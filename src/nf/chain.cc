@@ -43,8 +43,9 @@ void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nan
       nf.process_runs(pkts, verdicts, *runs_, now);
     else
       nf.process(pkts, verdicts, now);
-    if (nf.rewrites_flow_key()) {
-      fresh = fresh && nf.run_aware() && nf.remap_runs(pkts, verdicts, *runs_);
+    if (nf.rewrites_flow_key()) {  // remapped only for a segment that would find them again
+      fresh = fresh && nf.run_aware() && segment_finds_runs(k + 1) &&
+              nf.remap_runs(pkts, verdicts, *runs_);
       if (fresh) prefetch_segment(k + 1);
     }
   }
