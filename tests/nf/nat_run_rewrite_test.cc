@@ -1,10 +1,10 @@
 // The NAT's run rewrite (nat.cc "Run rewrites": one checksum delta per run of a flow) against
 // its per-packet rewrite, bit for bit, over every value of the checksums it patches: a run-aware
 // chain and a per-packet chain, each one NAT, get runs of 32 packets of one flow whose IPv4 and
-// TCP/UDP checksum fields sweep 0x0000-0xFFFF, including UDP's "no checksum" 0 and the values
-// whose update passes through 0 (stored as 0xFFFF between two updates). The flows cover the edge
-// terms: an address half going 0xFFFF -> 0x0000, a port going 0xFFFF -> 0, an unchanged address,
-// an unchanged port.
+// UDP checksum fields sweep 0x0000-0xFFFF (TCP's a seventh of them), including UDP's "no checksum"
+// 0 and the values whose update passes through 0 (stored as 0xFFFF between two updates). The flows
+// cover the edge terms: an address half going 0xFFFF -> 0x0000, a port going 0xFFFF -> 0, an
+// unchanged address, an unchanged port.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -39,7 +39,8 @@ std::unique_ptr<Chain> nat_chain(const Flow& f, bool run_aware) {
   return chain;
 }
 
-void sweep(const Flow& f, bool udp) {
+// Checksum values base + j for base in [0, 65536) by `stride` bursts (stride 1: every value).
+void sweep(const Flow& f, bool udp, uint32_t stride) {
   SCOPED_TRACE(std::string(f.name) + (udp ? " udp" : " tcp"));
   PacketBuilder b;
   b.ipv4(f.src, "8.8.8.8");
@@ -50,7 +51,7 @@ void sweep(const Flow& f, bool udp) {
   const Bytes proto = b.payload_size(64).build();
   const uint32_t l4_csum = 14 + 20 + (udp ? 6 : 16);
   auto runs = nat_chain(f, true), packets = nat_chain(f, false);
-  for (uint32_t base = 0; base < 65536; base += uint32_t(kBurst)) {
+  for (uint32_t base = 0; base < 65536; base += stride * uint32_t(kBurst)) {
     std::vector<Bytes> a(kBurst, proto), p(kBurst, proto);
     std::vector<PacketView> va(kBurst), vp(kBurst);
     std::vector<Verdict> da(kBurst, Verdict::kPass), dp(kBurst, Verdict::kPass);
@@ -82,8 +83,12 @@ TEST(NatRunRewrite, SameBitsAsPerPacketForEveryChecksum) {
       {"address unchanged", "198.18.0.1", 5555, ip4(198, 18, 0, 1), 1024},
       {"port unchanged", "10.0.0.5", 1024, ip4(198, 18, 0, 1), 1024},
   };
-  for (const Flow& f : flows)
-    for (bool udp : {true, false}) sweep(f, udp);
+  // Every value for UDP (its zero rule is where a shortcut could go wrong), every 7th burst of
+  // values for TCP (plain ones'-complement sums): ~1 s under ASan.
+  for (const Flow& f : flows) {
+    sweep(f, true, 1);
+    sweep(f, false, 7);
+  }
 }
 
 }  // namespace
