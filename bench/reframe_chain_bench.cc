@@ -62,7 +62,10 @@ using namespace nfpark::bench;
 namespace {
 
 constexpr uint32_t kHdr = 64;  // header bytes kept per packet (NFs never read past L4)
-const char* kChain = "router,nat,firewall,counter";
+// RCB_CHAIN overrides it (exploration: one NF's share of the cost).
+const char* const kChain = std::getenv("RCB_CHAIN") && *std::getenv("RCB_CHAIN")
+                               ? std::getenv("RCB_CHAIN")
+                               : "router,nat,firewall,counter";
 
 // Env override for exploring trace shapes (unset: the documented defaults).
 double knob(const char* name, double dflt) {

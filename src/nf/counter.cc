@@ -73,6 +73,10 @@ void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> ve
   table_.sweep(now, table_.kSweepPerBurst);
 }
 
+void FlowCounter::prefetch_runs(const FlowRuns& runs) const {
+  prefetch_run_buckets(runs, table_);
+}
+
 void FlowCounter::export_state(std::vector<uint8_t>& out) const {
   export_table(table_, out);
   for (uint64_t v : {packets_, bytes_, created_, untracked_, not_ip_}) put_state(out, v);

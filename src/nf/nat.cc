@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "core/checksum.h"
 #include "nf/nat_icmp.h"
 #include "nf/rewrite.h"
 #include "nf/run_burst.h"
@@ -210,15 +211,23 @@ void Nat::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
     }
     size_t lead = SIZE_MAX;  // the run's first live packet: its step, key, hash hold for all
     uint32_t slot = Table::kNone;
+    OutPlan plan;
+    bool planned = false;
     for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
       if (verdicts[i] != Verdict::kPass) continue;
       if (lead == SIZE_MAX) lead = i;
       const Step s = steps[lead];
       if (slot != Table::kNone) {  // found at this `now`: a lookup again would find it again
-        if (s == Step::kOut)
-          rewrite_out(pkts[i], table_.at(slot).value);
-        else
+        if (s == Step::kOut) {
+          const Mapping& m = table_.at(slot).value;
+          if (!planned) plan = out_plan(keys[lead], m), planned = true;
+          if (plan.fast)
+            rewrite_out_planned(pkts[i], m, plan);
+          else
+            rewrite_out(pkts[i], m);
+        } else {
           rewrite_in(pkts[i], table_.at(slot).key);
+        }
         continue;
       }
       if (!translate(pkts[i], s, keys[lead], hashes[lead], ext[lead], now, &slot))
@@ -231,6 +240,31 @@ void Nat::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
         verdicts[i] = Verdict::kDrop;
   }
   table_.sweep(now, table_.kSweepPerBurst);
+}
+
+void Nat::prefetch_runs(const FlowRuns& runs) const {
+  prefetch_run_buckets(runs, table_);  // outbound runs' (an inbound one's is a wasted line)
+}
+
+// A shared run's live packets had one key and took one translation (process_runs: the slot of
+// its first translated packet, or none for passthrough and other protocols, which leave the key
+// alone), so they still share one key: its first live packet's, read once per run.
+bool Nat::remap_runs(std::span<const PacketView> pkts, std::span<const Verdict> verdicts,
+                     FlowRuns& runs) const {
+  for (size_t r = 0; r < runs.count; ++r) {
+    if (runs.solo[r]) continue;
+    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      FlowKey k;
+      extract_flow_key(pkts[i].data, pkts[i].layout, k);
+      if (!(k == runs.keys[r])) {
+        runs.keys[r] = k;
+        runs.hashes[r] = FlowKeyHash64{}(k);
+      }
+      break;
+    }
+  }
+  return true;
 }
 
 bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now, uint32_t* slot) {
@@ -259,6 +293,58 @@ bool Nat::outbound(PacketView& p, const FlowKey& k, uint64_t h, Nanos now, uint3
 void Nat::rewrite_out(PacketView& p, const Mapping& m) {
   set_ipv4_src(p, m.ext_addr);
   set_l4_u16(p, p.layout.l4_proto == proto::kIcmp ? 4 : 0, m.ext_port);  // RFC 3022 §4.1
+  ++outbound_;
+}
+
+// Run rewrites. The packets of a shared outbound run have one key, so one old source address
+// and port, and one mapping: the RFC 1624 updates rewrite_out() applies (IPv4 checksum: the
+// address's two halves; TCP/UDP checksum: the two halves, then the port) add the same terms
+// ~old + new to every packet's checksum. Ones'-complement folding is associative (a folded sum
+// is the sum mod 0xFFFF, 0 only when every term is 0), so adding the terms' sum once gives the
+// bits the sequential updates give; UDP's "0 is stored as 0xFFFF" between two updates changes
+// only the representation of a zero residue, which the next non-zero term normalises and a zero
+// term (old 0xFFFF, new 0) leaves as it is, so storing it once at the end gives the same bits.
+// Checked bit for bit against rewrite_out over every checksum value (nat_run_rewrite_test.cc).
+Nat::OutPlan Nat::out_plan(const FlowKey& k, const Mapping& m) {
+  OutPlan p;
+  if (k.proto != proto::kTcp && k.proto != proto::kUdp) return p;  // ICMP: rewrite_out
+  auto term = [](uint32_t o, uint32_t n) { return uint32_t(uint16_t(~o)) + uint16_t(n); };
+  const uint32_t old_addr = key_v4(k.src);
+  if (old_addr != m.ext_addr) {
+    p.ip_delta = term(old_addr >> 16, m.ext_addr >> 16) + term(old_addr, m.ext_addr);
+    p.addr = true;
+  }
+  uint32_t l4 = p.ip_delta;
+  if (k.sport != m.ext_port) {
+    l4 += term(k.sport, m.ext_port);
+    p.port = true;
+  }
+  p.l4_delta = l4;
+  p.fast = true;
+  return p;
+}
+
+void Nat::rewrite_out_planned(PacketView& p, const Mapping& m, const OutPlan& plan) {
+  const PacketLayout& L = p.layout;
+  if (L.l4_off == 0) [[unlikely]]
+    return rewrite_out(p, m);
+  uint8_t* ip = p.data + L.l3_off;
+  if (plan.addr) {
+    store_be32(ip + 12, m.ext_addr);
+    store_be16(ip + 10, csum_finish(uint32_t(uint16_t(~load_be16(ip + 10))) + plan.ip_delta));
+  }
+  uint8_t* l4 = p.data + L.l4_off;
+  if (plan.addr || plan.port) {
+    const bool udp = L.l4_proto == proto::kUdp;
+    uint8_t* c = l4 + (udp ? 6 : 16);
+    uint16_t hc = load_be16(c);
+    if (!udp || hc != 0) {  // UDP checksum 0: none
+      hc = csum_finish(uint32_t(uint16_t(~hc)) + plan.l4_delta);
+      if (udp && hc == 0) hc = 0xFFFF;
+      store_be16(c, hc);
+    }
+  }
+  if (plan.port) store_be16(l4, m.ext_port);
   ++outbound_;
 }
 

@@ -57,6 +57,22 @@ class Nf {
     process(pkts, verdicts, now);
   }
   virtual bool run_aware() const { return false; }
+  // Stage 1 of the NF's lookups, issued by the chain as soon as it has the runs of the segment
+  // this NF belongs to (nf.h's Chain): the lines the NF will read for each shared run's flow
+  // prefetched, so that they arrive while the NFs before it work (memory-level parallelism
+  // across the chain). A hint: it must not change state. Called only when run_aware().
+  virtual void prefetch_runs(const FlowRuns& runs) const { (void)runs; }
+  // After process_runs() of an NF that rewrites flow keys: updates `runs` so that it describes
+  // the packets as they are now (each shared run's new key and hash) and returns true, or returns
+  // false and the chain finds the runs again. A run may be left split where two runs now have
+  // one key (a finer split gives the same results); a run must never hold two keys.
+  virtual bool remap_runs(std::span<const PacketView> pkts, std::span<const Verdict> verdicts,
+                          FlowRuns& runs) const {
+    (void)pkts;
+    (void)verdicts;
+    (void)runs;
+    return false;
+  }
   // False when the NF's per-packet decision costs less than finding the runs (~8-10 ns/packet:
   // the router's LPM): it then uses runs only when the chain has them already.
   virtual bool finds_runs() const { return true; }
@@ -84,8 +100,11 @@ class Nf {
 
 // A chain runs its NFs in order over the same burst; a packet dropped by one NF is skipped by
 // the ones after it. Counters are reported as "<nf name>.<counter>". Run-aware (the default),
-// it finds the burst's runs before the first run-aware NF and again only after an NF that may
-// rewrite flow keys (chain.cc); per-packet (set_run_aware(false)) every NF runs process().
+// the NFs between two that rewrite flow keys form a segment: the chain finds the burst's runs at
+// the start of a segment in which some NF finds runs (finds_runs()), has every run-aware NF of
+// the segment prefetch its lines (prefetch_runs), and after a rewriting NF takes its remapped
+// runs (remap_runs) or finds them again (chain.cc); per-packet (set_run_aware(false)) every NF
+// runs process().
 class Chain {
  public:
   Chain();
@@ -119,6 +138,9 @@ class Chain {
   const Nf& at(size_t i) const { return *nfs_[i]; }
 
  private:
+  bool segment_finds_runs(size_t k) const;
+  void prefetch_segment(size_t k) const;
+
   std::vector<std::unique_ptr<Nf>> nfs_;
   std::unique_ptr<FlowRuns> runs_;
   bool run_aware_ = true;

@@ -5,8 +5,10 @@
 //           meter and ratelimit.
 // State:    per burst, on the stack or in the Chain: 32 keys (40 B), 32 hashes, 33 run
 //           boundaries, 32 solo flags — nothing allocated.
-// Cost:     one extract_flow_key per live packet (the layout is the engine's parse, already in
-//           PacketView) + one 40-byte compare with the previous key + one FlowKeyHash64 per run.
+// Cost:     per live packet, a 12-byte compare of its IPv4 addresses and ports with the run's
+//           first packet (same_v4_ports); where that does not say "same flow", one
+//           extract_flow_key (the layout is the engine's parse, already in PacketView) and a
+//           40-byte compare with the previous key; one FlowKeyHash64 per run.
 // Refs:     Reframer (seeds/003) §5.1-5.2: FastClick's flow subsystem classifies once per
 //           per-flow batch, so cycles per packet fall with the spatial locality factor (SLF).
 //
@@ -34,6 +36,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "core/flow_key.h"
@@ -69,11 +72,13 @@ struct FlowRuns {
     const size_t n = pkts.size() < kBurst ? pkts.size() : kBurst;
     count = 0;
     bool open = false;  // the current run may take the next live packet of its flow
+    size_t lead = 0;    // the open run's first packet
     for (size_t i = 0; i < n; ++i) {
       if (verdicts[i] != Verdict::kPass) {
         if (count == 0) open_run(i, true);  // a leading dead packet: a solo run of its own
         continue;
       }
+      if (open && same_v4_ports(pkts[i], pkts[lead])) continue;  // its key is the run's
       FlowKey k;
       const bool keyed = extract_flow_key(pkts[i].data, pkts[i].layout, k);
       const bool joins = keyed && runnable(pkts[i]);
@@ -82,10 +87,24 @@ struct FlowRuns {
       if (joins) {
         keys[count - 1] = k;
         hashes[count - 1] = FlowKeyHash64{}(k);
+        lead = i;
       }
       open = joins;
     }
     start[count] = uint8_t(n);
+  }
+
+  // The common case of a packet inside a run, without extracting its key: q is an unfragmented
+  // IPv4 TCP/UDP packet with the protocol, address bytes and port bytes of p (a run's first
+  // packet, IPv4 TCP/UDP too), so extract_flow_key would give both one key and q is runnable.
+  // False sends q down the full path (extract, compare), which decides the same way or splits.
+  static bool same_v4_ports(const PacketView& q, const PacketView& p) {
+    const PacketLayout &A = q.layout, &B = p.layout;
+    if (A.status != ParseStatus::kOk || A.ip_version != 4 || A.fragment || !A.has_ports() ||
+        B.ip_version != 4 || !B.has_ports() || A.l4_proto != B.l4_proto)
+      return false;
+    return std::memcmp(q.data + A.l3_off + 12, p.data + B.l3_off + 12, 8) == 0 &&
+           std::memcmp(q.data + A.l4_off, p.data + B.l4_off, 4) == 0;
   }
 
  private:
@@ -95,6 +114,13 @@ struct FlowRuns {
     ++count;
   }
 };
+
+// Stage 1 of a flow table's lookups for every shared run (Nf::prefetch_runs): its buckets.
+template <class Table>
+void prefetch_run_buckets(const FlowRuns& runs, const Table& table) {
+  for (size_t r = 0; r < runs.count; ++r)
+    if (!runs.solo[r]) table.prefetch_buckets(runs.hashes[r]);
+}
 
 // The first two stages of a run-aware lookup into a flow table (counter, rate limiter): each
 // live packet's hash — a shared run's from `runs`, a solo packet's from its own key (in `keys`) —

@@ -70,6 +70,68 @@ TEST(FlowRuns, PacketsThatNeedMoreThanTheirKeyRunSolo) {
   EXPECT_EQ(b.shape(), "0-1s 1-2s 2-3 3-4s 4-5s 5-6s 6-7s 7-9 9-10 ");
 }
 
+TEST(FlowRuns, APacketWithTheRunsAddressAndPortBytesJoinsOnlyWhenItsKeyIsTheRuns) {
+  // same_v4_ports' shortcut must not take a first fragment or another protocol into a run.
+  const Frame dgram = PacketBuilder()
+                          .ipv4(ip4(10, 0, 0, 1), ip4(192, 0, 2, 1))
+                          .udp(5, 80)
+                          .payload_size(200)
+                          .build();
+  const Frame tcp = PacketBuilder().ipv4(ip4(10, 0, 0, 1), ip4(192, 0, 2, 1)).tcp(5, 80).build();
+  Burst b({udp(1, 5), udp(1, 5), fragments(dgram, 64)[0], udp(1, 5), tcp, tcp, udp(1, 5)});
+  EXPECT_EQ(b.shape(), "0-2 2-3s 3-4 4-6 6-7 ");
+  EXPECT_EQ(b.runs.keys[3].proto, proto::kTcp);
+}
+
+TEST(FlowRuns, TheNatRemapsItsRunsToWhatFindingThemAgainGives) {
+  // Outbound runs, a dropped packet inside a run, one leading the burst, a solo fragment, an
+  // inbound packet with no mapping (dropped) and a run of ICMP echoes.
+  const Frame dgram = PacketBuilder()
+                          .ipv4(ip4(10, 0, 0, 3), ip4(192, 0, 2, 1))
+                          .udp(7, 80)
+                          .payload_size(200)
+                          .build();
+  const Frame echo =
+      PacketBuilder().ipv4(ip4(10, 0, 0, 1), ip4(192, 0, 2, 1)).icmp_echo(9, 1).build();
+  const Frame in = PacketBuilder().ipv4(ip4(192, 0, 2, 1), ip4(198, 18, 0, 1)).udp(80, 999).build();
+  NatConfig nc;
+  nc.external = {ip4(198, 18, 0, 1)};
+  Nat nat(nc);
+  Burst b({udp(4, 5), udp(1, 5), udp(1, 5), udp(2, 5), udp(1, 5), udp(1, 5),
+           fragments(dgram, 64)[0], in, echo, echo, udp(2, 5), udp(2, 5)},
+          {Verdict::kDrop, Verdict::kPass, Verdict::kPass, Verdict::kPass, Verdict::kPass,
+           Verdict::kDrop});
+  nat.process_runs(b.views, b.verdicts, b.runs, 1);
+  ASSERT_EQ(b.verdicts[7], Verdict::kDrop);
+  ASSERT_TRUE(nat.remap_runs(b.views, b.verdicts, b.runs));
+  // Every live packet sits, in the remapped runs and in runs found again, in a run of the same
+  // kind with the same key and hash: its own translated key. (A run left with no live packet
+  // may stay, so the counts may differ.)
+  FlowRuns again;
+  again.build(b.views, b.verdicts);
+  auto run_of = [](const FlowRuns& runs, size_t i) {
+    size_t r = 0;
+    while (runs.end(r) <= i) ++r;
+    return r;
+  };
+  size_t checked = 0;
+  for (size_t i = 0; i < b.views.size(); ++i) {
+    if (b.verdicts[i] != Verdict::kPass) continue;
+    SCOPED_TRACE("packet " + std::to_string(i));
+    const size_t r = run_of(b.runs, i), a = run_of(again, i);
+    ASSERT_EQ(b.runs.solo[r], again.solo[a]);
+    if (again.solo[a]) continue;
+    FlowKey k;
+    ASSERT_TRUE(extract_flow_key(b.frames[i].data(), b.views[i].layout, k));
+    EXPECT_EQ(b.runs.keys[r], k);
+    EXPECT_EQ(again.keys[a], k);
+    EXPECT_EQ(b.runs.hashes[r], again.hashes[a]);
+    EXPECT_EQ(k.src[12], 198) << "not translated";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8u);
+}
+
 TEST(FlowRuns, AFullBurstIsCutAtKBurst) {
   std::vector<Frame> f(kBurst + 3, udp(1, 5));
   Burst b(f);
