@@ -270,7 +270,6 @@ struct RefRun {
         const uint32_t k = st.idx[i + j];
         const uint8_t* d = st.p->at(k);
         meta[j] = reframe::classify(d, parse_packet(d, st.p->len[k]), rules);
-        ref.prefetch(meta[j].flow);  // the slot line arrives while the burst is classified
       }
       ref.push(std::span<const uint32_t>(h, n), std::span<const reframe::PacketMeta>(meta, n), now,
                c);

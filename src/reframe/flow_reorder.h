@@ -110,11 +110,6 @@ class FlowReorder {
     sink("held_flows_now", held_flows_);
     sink("flows_now", flows_now_);
   }
-  // Starts fetching the flow slot of `flow` (a PacketMeta::flow). Engines call it right after
-  // classify() of each packet of a burst, so that the line arrives while the rest of the burst
-  // is parsed and hashed; push() then finds it in cache (its own prefetch only looks
-  // kPrefetchAhead packets ahead within the burst).
-  void prefetch(uint64_t flow) const { slots_.prefetch(flow); }
   // Maps every page of the flow slots now (set-up), not on a packet's first use of it.
   void prefault() { slots_.prefault(); }
   // Memory of the flow slots, the ring and the node pool.
