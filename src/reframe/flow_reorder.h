@@ -1,6 +1,9 @@
 // Element:  FlowReorder — Reframer: delays packets per flow for up to t_buff and emits each
 //           flow's batch contiguously, raising spatial locality (SLF) for the NFs behind it.
 // Ports:    push(burst) -> emitter (emit / coalesced)   diagram: in0 --> [FlowReorder] --> out0
+//           An emitter with emit_run(h, flow, run_start) gets instead each packet's flow id and
+//           whether it starts an output run (the flow changed; every flow-0 packet): a chain
+//           behind finds its runs without comparing keys (emitters.h).
 // Config:   ReorderConfig: t_buff (64 us) · max_burst (32 pkts) · max_held_packets (16384) ·
 //           max_held_flows (4096) · max_flows (2^20) · flow_timeout (10 s) · priority
 //           (oldest_in_queue) · bypass_first_packet (true) · coalesce_acks (false) · prefetch
@@ -9,14 +12,15 @@
 // Time:     `now` passed to push/poll/flush_all, non-decreasing; never reads a clock; no timers
 //           of its own: call poll() at next_deadline() (or every loop iteration).
 // State:    FlowSlots (16 B hot + 16 B cold per slot, 4 per flow), BatchRing (64 B per batch, in
-//           cache), a node
-//           pool of max_held_packets + 256 (handle, next, ack, flags).
+//           cache), a node pool of max_held_packets + 256 (handle, next, ack, flags: 16 B
+//           with 32-bit handles, one array).
 // Counters: ReorderStats (rx, tx, coalesced, bypassed, held, flush.*, flows.*, runs_in/out,
 //           useless_wait_ns, slf_*_milli, self_bypass.*) + held_now, held_flows_now, flows_now.
 // Cost:     push+poll, bursts of 32, uniform random flows at 10 Mpps virtual, t_buff 64 us
-//           (reframe_bench, thread CPU time, shared 2-core VM): ~32 ns/pkt at 1k flows, ~36-40
+//           (reframe_bench, thread CPU time, shared 2-core VM): ~26 ns/pkt at 1k flows, ~28-33
 //           at 1M (one DRAM line per packet, prefetched 16 packets ahead; the batch ring's line
-//           too); see docs/reframer.md §7. Call prefault() at set-up.
+//           too); see docs/reframer.md §7. Call prefault() at set-up. Counters are added once
+//           per round (rx, runs_in) and per batch (tx, runs_out), not per packet.
 // Refs:     Ghasemirahni et al., "Packet Order Matters!", NSDI'22; FastClick SFMaker.
 //           See also: classify(), Stage, Sharded, docs/reframer.md.
 //
