@@ -52,14 +52,21 @@ struct FlowKeyHash {
 // attacker who knows it can aim flows at one bucket pair (insert_failed counts the result);
 // seed it per process if that matters.
 struct FlowKeyHash64 {
+  // An IPv4 key's hash from its fields: addresses as loaded from the packet (network byte order
+  // in memory), ports in host order. For callers that never build the FlowKey (Reframer's
+  // classify()); equal to operator() on the key.
+  static uint64_t v4(uint32_t src_raw, uint32_t dst_raw, uint16_t sport, uint16_t dport,
+                     uint8_t proto) {
+    const uint64_t w0 = uint64_t(src_raw) << 32 | dst_raw;
+    const uint64_t w1 = uint64_t(sport) << 32 | uint64_t(dport) << 16 | proto;
+    return mix64(w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ 0x5851F42D4C957F2DULL);
+  }
   uint64_t operator()(const FlowKey& k) const {
     if (k.ip_version != 4) return k.hash();
     uint32_t s, d;
     std::memcpy(&s, k.src.data() + 12, 4);
     std::memcpy(&d, k.dst.data() + 12, 4);
-    uint64_t w0 = uint64_t(s) << 32 | d;
-    uint64_t w1 = uint64_t(k.sport) << 32 | uint64_t(k.dport) << 16 | k.proto;
-    return mix64(w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ 0x5851F42D4C957F2DULL);
+    return v4(s, d, k.sport, k.dport, k.proto);
   }
 };
 

@@ -1,6 +1,11 @@
 // Output adaptors for FlowReorder. An emitter receives handles in emission order through
 // `emit(h)` and pure ACKs removed by coalescing through `coalesced(h)` (the engine frees and
 // counts those: in = out + coalesced).
+// An emitter that also has `emit_run(h, flow, run_start)` gets that call instead of emit(h):
+// `flow` is the packet's PacketMeta::flow (FlowKeyHash64 of its key, the NF flow tables' hash;
+// 0 for untracked packets) and `run_start` is true when the previous emitted packet was of
+// another flow (or this one has flow 0: each such packet is its own run). A batch never mixes
+// flows (two flows sharing a slot tag get separate batches), so a run is one flow's packets.
 //
 //   VectorEmitter  appends to two vectors (tests, simulator).
 //   BurstEmitter   packs emitted handles into bursts of kTxBurst and hands each full burst to

@@ -1,6 +1,9 @@
 // Element:  FlowReorder — Reframer: delays packets per flow for up to t_buff and emits each
 //           flow's batch contiguously, raising spatial locality (SLF) for the NFs behind it.
 // Ports:    push(burst) -> emitter (emit / coalesced)   diagram: in0 --> [FlowReorder] --> out0
+//           An emitter with emit_run(h, flow, run_start) gets instead each packet's flow id and
+//           whether it starts an output run (the flow changed; every flow-0 packet): a chain
+//           behind finds its runs without comparing keys (emitters.h).
 // Config:   ReorderConfig: t_buff (64 us) · max_burst (32 pkts) · max_held_packets (16384) ·
 //           max_held_flows (4096) · max_flows (2^20) · flow_timeout (10 s) · priority
 //           (oldest_in_queue) · bypass_first_packet (true) · coalesce_acks (false) · prefetch
@@ -9,14 +12,15 @@
 // Time:     `now` passed to push/poll/flush_all, non-decreasing; never reads a clock; no timers
 //           of its own: call poll() at next_deadline() (or every loop iteration).
 // State:    FlowSlots (16 B hot + 16 B cold per slot, 4 per flow), BatchRing (64 B per batch, in
-//           cache), a node
-//           pool of max_held_packets + 256 (handle, next, ack, flags).
+//           cache), a node pool of max_held_packets + 256 (handle, next, ack, flags: 16 B
+//           with 32-bit handles, one array).
 // Counters: ReorderStats (rx, tx, coalesced, bypassed, held, flush.*, flows.*, runs_in/out,
 //           useless_wait_ns, slf_*_milli, self_bypass.*) + held_now, held_flows_now, flows_now.
 // Cost:     push+poll, bursts of 32, uniform random flows at 10 Mpps virtual, t_buff 64 us
-//           (reframe_bench, thread CPU time, shared 2-core VM): ~32 ns/pkt at 1k flows, ~36-40
+//           (reframe_bench, thread CPU time, shared 2-core VM): ~26 ns/pkt at 1k flows, ~28-33
 //           at 1M (one DRAM line per packet, prefetched 16 packets ahead; the batch ring's line
-//           too); see docs/reframer.md §7. Call prefault() at set-up.
+//           too); see docs/reframer.md §7. Call prefault() at set-up. Counters are added once
+//           per round (rx, runs_in) and per batch (tx, runs_out), not per packet.
 // Refs:     Ghasemirahni et al., "Packet Order Matters!", NSDI'22; FastClick SFMaker.
 //           See also: classify(), Stage, Sharded, docs/reframer.md.
 //
@@ -44,6 +48,7 @@
 //   by flushing everything, and the next bypass_packets packets go straight through (pass()).
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <span>
 #include <vector>
 
@@ -61,7 +66,7 @@ constexpr Nanos kNever = INT64_MAX;
 template <class Handle>
 class FlowReorder {
  public:
-  static constexpr uint32_t kMaxChunk = 256;      // packets per round; longer pushes are split
+  static constexpr uint32_t kMaxChunk = 256;  // packets per round; longer pushes are split
   // Flow slots (and ring lines) prefetched this far ahead: 16 measured best at 1M flows on
   // this VM (8: 47 ns, 12: 43, 16: 39-42, 20: 47, 24: 59-65 — a burst's first prefetches stall).
   static constexpr uint32_t kPrefetchAhead = 16;
@@ -113,51 +118,65 @@ class FlowReorder {
   void prefault() { slots_.prefault(); }
   // Memory of the flow slots, the ring and the node pool.
   size_t memory_bytes() const {
-    return slots_.bytes() + size_t(ring_.capacity()) * sizeof(Batch) +
-           handles_.size() * (sizeof(Handle) + 9);
+    return slots_.bytes() + size_t(ring_.capacity()) * sizeof(Batch) + nodes_.size() * sizeof(Node);
   }
 
  private:
   static constexpr uint8_t kDropMark = 0x80;  // node flag: removed by ACK coalescing
+  struct Node {  // a held packet: one node pool entry (16 B for a 32-bit handle)
+    Handle h;
+    uint32_t next;
+    uint32_t ack;
+    uint8_t flags;
+  };
   struct ReadyRef {
     int64_t key;
     uint32_t seq;
   };
 
-  uint32_t alloc_node(Handle h, const PacketMeta& m);
-  Batch* buffering(const FlowSlot& e, uint32_t slot);
-  uint32_t find_slot(uint64_t flow, uint32_t now_t);
+  // The per-packet helpers are forced inline: at -O2 GCC kept them out of line (a call, spills).
+  [[gnu::always_inline]] inline uint32_t alloc_node(Handle h, const PacketMeta& m);
+  [[gnu::always_inline]] inline Batch* buffering(const FlowSlot& e, uint32_t slot);
+  [[gnu::always_inline]] inline uint32_t find_slot(uint64_t flow, uint32_t now_t);
+  uint32_t find_victim(uint32_t base, uint32_t now_t);
   template <class Out>
-  void on_packet(Handle h, const PacketMeta& m, Nanos now, Out& out);
+  [[gnu::always_inline]] inline void on_packet(Handle h, const PacketMeta& m, Nanos now, Out& out);
   template <class Out>
-  Batch& new_batch(uint32_t slot, Batch::State st, Nanos now, uint64_t flow, Out& out);
-  void append(Batch& b, Handle h, const PacketMeta& m, Nanos now);
-  void make_ready(Batch& b, uint64_t& reason, Nanos now);
+  [[gnu::always_inline]] inline Batch& new_batch(uint32_t slot, Batch::State st, Nanos now,
+                                                 uint64_t flow, Out& out);
+  [[gnu::always_inline]] inline void append(Batch& b, Handle h, const PacketMeta& m, Nanos now);
+  [[gnu::always_inline]] inline void make_ready(Batch& b, uint64_t& reason, Nanos now);
   void ready_now(Batch& b) { ready_.push_back({b.key, b.seq}); }
   int64_t key_for(uint32_t slot, Nanos now);
   void expire(Nanos now);
   bool force_oldest(Nanos now);
   void flush_everything(Nanos now, uint64_t& reason);
   void advance_head();
-  void coalesce(const Batch& b);
+  bool coalesce(const Batch& b);
   template <class Out>
   void emit_ready(Out& out);
+  template <class Out>
+  [[gnu::always_inline]] static inline void emit_one(Out& out, Handle h, uint64_t flow,
+                                                     bool run_start) {
+    if constexpr (requires { out.emit_run(h, flow, run_start); })
+      out.emit_run(h, flow, run_start);
+    else
+      out.emit(h);
+  }
 
   ReorderConfig cfg_;
   FlowSlots slots_;
   BatchRing ring_;
   bool prefetch_;
-  bool need_cold_;      // the cold slot half is read (oldest_flow priority, ACK coalescing)
-  uint32_t timeout_t_;  // flow_timeout in FlowSlots::ticks
-  std::vector<Handle> handles_;  // node pool (structure of arrays)
-  std::vector<uint32_t> next_;
-  std::vector<uint32_t> ack_;
-  std::vector<uint8_t> flags_;
+  bool need_cold_;           // the cold slot half is read (oldest_flow priority, ACK coalescing)
+  uint32_t timeout_t_;       // flow_timeout in FlowSlots::ticks
+  std::vector<Node> nodes_;  // node pool: a held packet's handle, FIFO link and ACK facts
   uint32_t free_head_ = kNone;
   uint32_t held_pkts_ = 0, held_flows_ = 0, flows_now_ = 0;
   std::vector<ReadyRef> ready_;
   std::vector<uint32_t> scratch_;  // pure-ACK nodes of one batch
   uint64_t last_in_flow_ = 0, last_out_flow_ = 0;
+  bool any_in_ = false, any_out_ = false;  // a packet was pushed / emitted (not passed) yet
   SelfBypass monitor_;
   ReorderStats stats_;
 };

@@ -15,11 +15,8 @@ FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
   // Nodes in use: held (<= max_held_packets, checked before each one is held) + ready, which
   // were held or arrived in the current round (<= kMaxChunk).
   const uint32_t pool = cfg.max_held_packets + kMaxChunk;
-  handles_.resize(pool);
-  next_.resize(pool);
-  ack_.resize(pool);
-  flags_.resize(pool);
-  for (uint32_t i = 0; i < pool; ++i) next_[i] = i + 1 < pool ? i + 1 : kNone;
+  nodes_.resize(pool);
+  for (uint32_t i = 0; i < pool; ++i) nodes_[i].next = i + 1 < pool ? i + 1 : kNone;
   free_head_ = 0;
   ready_.reserve(ring_.capacity());
   scratch_.reserve(pool);
@@ -41,6 +38,14 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
         slots_.prefetch(meta[i].flow);
     }
     expire(now);
+    // Input runs are counted here, per chunk, not in on_packet (rx and the monitor once a round).
+    uint64_t runs = !any_in_ || meta[base].flow != last_in_flow_;
+    for (size_t i = base + 1; i < end; ++i) runs += meta[i].flow != meta[i - 1].flow;
+    any_in_ = true;
+    last_in_flow_ = meta[end - 1].flow;
+    stats_.rx += end - base;
+    stats_.runs_in += runs;
+    monitor_.on_in(end - base, runs);
     for (size_t i = base; i < end; ++i) {
       if (prefetch_ && i + kPrefetchAhead < end) slots_.prefetch(meta[i + kPrefetchAhead].flow);
       if (meta[i].barrier()) [[unlikely]] {  // everything before it goes out first, then it alone
@@ -79,11 +84,9 @@ void FlowReorder<Handle>::pass(std::span<const Handle> pkts, Out& out) {
 template <class Handle>
 uint32_t FlowReorder<Handle>::alloc_node(Handle h, const PacketMeta& m) {
   const uint32_t n = free_head_;  // never kNone: see the pool bound in the constructor
-  free_head_ = next_[n];
-  handles_[n] = h;
-  next_[n] = kNone;
-  ack_[n] = m.ack;
-  flags_[n] = m.flags;
+  Node& x = nodes_[n];
+  free_head_ = x.next;
+  x = Node{h, kNone, m.ack, m.flags};
   return n;
 }
 
@@ -93,7 +96,7 @@ void FlowReorder<Handle>::append(Batch& b, Handle h, const PacketMeta& m, Nanos 
   if (b.tail == kNone)
     b.head = n;
   else
-    next_[b.tail] = n;
+    nodes_[b.tail].next = n;
   b.tail = n;
   ++b.count;
   b.last = now;
@@ -147,16 +150,27 @@ Batch* FlowReorder<Handle>::buffering(const FlowSlot& e, uint32_t slot) {
 // holds another flow's live batch. A flow whose batch is ready in this round keeps its slot too:
 // taking it over would restart its priority key (packets seen, first seen), and a batch of its
 // own later in the round could then sort before the ready one.
+// The way is found without a branch per way (which way holds a flow is random: a loop that stops
+// at the match mispredicted about once a packet).
 template <class Handle>
 uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
+  static_assert(FlowSlots::kWays == 4);
   const uint32_t base = slots_.set(flow), tag = FlowSlots::tag(flow);
-  uint32_t empty = kNone;
-  for (uint32_t w = base; w < base + FlowSlots::kWays; ++w) {
-    const uint32_t t = slots_.at(w).tag;
-    if (t == tag) return w;
-    if (t == 0 && empty == kNone) empty = w;
-  }
-  if (empty != kNone) return empty;
+  const FlowSlot* w = &slots_.at(base);
+  const uint32_t t0 = w[0].tag, t1 = w[1].tag, t2 = w[2].tag, t3 = w[3].tag;
+  const uint32_t hit = uint32_t(t0 == tag) | uint32_t(t1 == tag) << 1 | uint32_t(t2 == tag) << 2 |
+                       uint32_t(t3 == tag) << 3;
+  if (hit) [[likely]]
+    return base + uint32_t(std::countr_zero(hit));
+  const uint32_t empty =
+      uint32_t(t0 == 0) | uint32_t(t1 == 0) << 1 | uint32_t(t2 == 0) << 2 | uint32_t(t3 == 0) << 3;
+  if (empty) return base + uint32_t(std::countr_zero(empty));
+  return find_victim(base, now_t);
+}
+
+// Every way holds another flow: the idle way seen least recently, kNone when all are live.
+template <class Handle>
+uint32_t FlowReorder<Handle>::find_victim(uint32_t base, uint32_t now_t) {
   uint32_t victim = kNone, victim_age = 0;
   for (uint32_t w = base; w < base + FlowSlots::kWays; ++w) {
     const FlowSlot& e = slots_.at(w);
@@ -170,11 +184,6 @@ uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
 template <class Handle>
 template <class Out>
 void FlowReorder<Handle>::on_packet(Handle h, const PacketMeta& m, Nanos now, Out& out) {
-  const bool new_run = stats_.rx == 0 || m.flow != last_in_flow_;
-  stats_.runs_in += new_run;
-  last_in_flow_ = m.flow;
-  ++stats_.rx;
-  monitor_.on_in(new_run);
   uint32_t si = kNone;
   Batch* live = nullptr;
   bool is_new = false;
@@ -193,6 +202,12 @@ void FlowReorder<Handle>::on_packet(Handle h, const PacketMeta& m, Nanos now, Ou
         e = FlowSlot{};
         e.tag = tag;
         if (need_cold_) slots_.cold(si) = FlowSlotCold{now, 0, 0};
+      }
+      // Two flows with one tag in one set (a 2^-32 chance per pair) share the slot; their
+      // batches are kept apart, so a batch (an emitted run) always holds one flow's packets.
+      if (live && live->flow != m.flow) [[unlikely]] {
+        make_ready(*live, stats_.flush_forced, now);
+        live = nullptr;
       }
     }
   }
@@ -288,29 +303,36 @@ void FlowReorder<Handle>::advance_head() {
   while (!ring_.empty_from_head() && ring_.at(ring_.head).state != Batch::kBuffering) ++ring_.head;
 }
 
+// Marks the pure ACKs of `b` that a later one supersedes; true when it marked any.
 template <class Handle>
-void FlowReorder<Handle>::coalesce(const Batch& b) {
+bool FlowReorder<Handle>::coalesce(const Batch& b) {
   scratch_.clear();
-  for (uint32_t n = b.head; n != kNone; n = next_[n])
-    if (flags_[n] & PacketMeta::kPureAck) scratch_.push_back(n);
+  for (uint32_t n = b.head; n != kNone; n = nodes_[n].next)
+    if (nodes_[n].flags & PacketMeta::kPureAck) scratch_.push_back(n);
   const size_t k = scratch_.size();
-  if (k == 0) return;
+  if (k == 0) return false;
   FlowSlot& e = slots_.at(b.slot);
   FlowSlotCold& c = slots_.cold(b.slot);
   const bool mine = e.tag == FlowSlots::tag(b.flow);  // the slot may have changed hands
   const bool has_last = mine && (e.packets & FlowSlot::kHasAck);
   auto gt = [](uint32_t a, uint32_t c) { return int32_t(a - c) > 0; };  // RFC 793 seq compare
-  uint32_t max_later = ack_[scratch_[k - 1]];
+  auto ack = [this](size_t i) { return nodes_[scratch_[i]].ack; };
+  uint32_t max_later = ack(k - 1);
+  bool marked = false;
   for (size_t i = k - 1; i-- > 0;) {  // the last pure ACK is the highest: always kept
-    const uint32_t a = ack_[scratch_[i]];
-    const bool dup_prev = i > 0 ? ack_[scratch_[i - 1]] == a : (has_last && c.last_ack == a);
-    const bool dup_next = ack_[scratch_[i + 1]] == a;
-    if (gt(max_later, a) && !dup_prev && !dup_next) flags_[scratch_[i]] |= kDropMark;
+    const uint32_t a = ack(i);
+    const bool dup_prev = i > 0 ? ack(i - 1) == a : (has_last && c.last_ack == a);
+    const bool dup_next = ack(i + 1) == a;
+    if (gt(max_later, a) && !dup_prev && !dup_next) {
+      nodes_[scratch_[i]].flags |= kDropMark;
+      marked = true;
+    }
     if (gt(a, max_later)) max_later = a;
   }
-  if (!mine) return;
-  c.last_ack = ack_[scratch_[k - 1]];
+  if (!mine) return marked;
+  c.last_ack = ack(k - 1);
   e.packets |= FlowSlot::kHasAck;
+  return marked;
 }
 
 template <class Handle>
@@ -325,28 +347,52 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
       ready_[j] = r;
     }
   }
+  // A batch is one flow's packets (never empty): it starts an output run unless the previous
+  // emitted packet was of the same flow. Untracked packets without a flow id (flow 0) are each
+  // a run of their own for the emitter (nothing says two of them belong together), though the
+  // SLF count (runs_out) takes consecutive ones as one run, as before.
+  uint64_t tx = 0, runs = 0;
   for (const ReadyRef& r : ready_) {
     Batch& b = ring_.at(r.seq);
-    if (cfg_.coalesce_acks && b.has_ack && b.slot != kNone) coalesce(b);
-    for (uint32_t n = b.head; n != kNone;) {
-      const uint32_t nx = next_[n];
-      if (flags_[n] & kDropMark) {
-        ++stats_.coalesced;
-        out.coalesced(handles_[n]);
-      } else {
-        const bool new_run = stats_.tx == stats_.passed || b.flow != last_out_flow_;
-        stats_.runs_out += new_run;
-        monitor_.on_out(new_run);
-        last_out_flow_ = b.flow;
-        ++stats_.tx;
-        out.emit(handles_[n]);
+    const bool marked = cfg_.coalesce_acks && b.has_ack && b.slot != kNone && coalesce(b);
+    bool new_run = !any_out_ || b.flow != last_out_flow_;
+    bool run_start = new_run || b.flow == 0;
+    uint32_t n = b.head;
+    if (!marked) [[likely]] {  // every packet goes out: the list returns to the pool whole
+      runs += new_run;
+      tx += b.count;
+      for (; n != b.tail; n = nodes_[n].next) {
+        emit_one(out, nodes_[n].h, b.flow, run_start);
+        run_start = false;
       }
-      next_[n] = free_head_;
-      free_head_ = n;
-      n = nx;
+      emit_one(out, nodes_[n].h, b.flow, run_start);
+      nodes_[n].next = free_head_;
+      free_head_ = b.head;
+    } else {
+      while (n != kNone) {
+        Node& x = nodes_[n];
+        const uint32_t nx = x.next;
+        if (x.flags & kDropMark) {
+          ++stats_.coalesced;
+          out.coalesced(x.h);
+        } else {
+          runs += new_run;
+          ++tx;
+          emit_one(out, x.h, b.flow, run_start);
+          new_run = run_start = false;
+        }
+        x.next = free_head_;
+        free_head_ = n;
+        n = nx;
+      }
     }
+    any_out_ = true;
+    last_out_flow_ = b.flow;
     b.state = Batch::kDone;
   }
+  stats_.tx += tx;
+  stats_.runs_out += runs;
+  monitor_.on_out(tx, runs);
   ready_.clear();
 }
 

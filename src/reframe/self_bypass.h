@@ -41,13 +41,14 @@ class SelfBypass {
     if (pass_left_ == 0) reset();
     return pass_left_ == 0;
   }
-  void on_in(bool new_run) {
-    ++in_;
-    in_runs_ += new_run;
+  // Counts `packets` received (emitted) in `runs` same-flow runs; called once per round.
+  void on_in(uint64_t packets, uint64_t runs) {
+    in_ += packets;
+    in_runs_ += runs;
   }
-  void on_out(bool new_run) {
-    ++out_;
-    out_runs_ += new_run;
+  void on_out(uint64_t packets, uint64_t runs) {
+    out_ += packets;
+    out_runs_ += runs;
   }
   // Called at the end of a round; true when Reframer should flush and start passing through.
   bool judge() {

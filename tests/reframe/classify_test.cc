@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/flow_key.h"
 #include "core/packet_builder.h"
 
@@ -21,6 +23,56 @@ TEST(Classify, FlowIdIsTheDirectionalFlowTableHash) {
   EXPECT_EQ(run(p).flow, FlowKeyHash64{}(k));
   EXPECT_NE(run(p).flow, run(q).flow);
   EXPECT_EQ(run(p).flags, 0);
+}
+
+// classify() reads IPv4 keys straight from the packet: its flow id must stay the flow table's
+// hash of extract_flow_key()'s key for every kind of packet (random addresses and ports; UDP,
+// TCP, ICMP echo and error, other protocols, IP options, VLANs, fragments, IPv6, truncation).
+TEST(Classify, FlowIdEqualsTheKeyHashOnRandomPackets) {
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 4000; ++i) {
+    PacketBuilder b;
+    if (rng() % 4 == 0) b.vlan(uint16_t(rng() % 4096));
+    const bool v6 = rng() % 5 == 0;
+    if (v6) {
+      std::array<uint8_t, 16> s{}, d{};
+      for (auto& x : s) x = uint8_t(rng());
+      for (auto& x : d) x = uint8_t(rng());
+      b.ipv6(s, d);
+    } else {
+      b.ipv4(uint32_t(rng()), uint32_t(rng()));
+      if (rng() % 4 == 0) b.ipv4_options(uint8_t(1 + rng() % 4));
+    }
+    const uint16_t sp = uint16_t(rng()), dp = uint16_t(rng());
+    switch (rng() % 4) {
+      case 0:
+        b.udp(sp, dp);
+        break;
+      case 1:
+        b.tcp(sp, dp, uint8_t(rng()));
+        break;
+      case 2:
+        b.icmp_echo(sp, dp);
+        break;
+      default:
+        break;  // IP only
+    }
+    auto p = b.payload_size(uint32_t(rng() % 64)).build();
+    if (!v6 && rng() % 4 == 0) {  // another protocol, or an ICMP error, or a fragment
+      const size_t ip = p[12] == 0x81 ? 18 : 14;
+      const int k = int(rng() % 3);
+      if (k == 0) p[ip + 9] = 47;                                // GRE: no ports
+      if (k == 1 && p[ip + 9] == 1) p[ip + 20] = 3;              // ICMP destination unreachable
+      if (k == 2) p[ip + 6] = uint8_t(rng() % 2 ? 0x20 : 0x01);  // first / later fragment
+    }
+    const uint32_t len = rng() % 8 == 0 ? uint32_t(rng() % p.size()) : uint32_t(p.size());
+    const PacketLayout L = parse_packet(p.data(), len);
+    FlowKey k;
+    const bool keyed = L.ok() && extract_flow_key(p.data(), L, k);
+    uint64_t want = keyed ? FlowKeyHash64{}(k) : 0;
+    if (keyed && want == 0) want = 1;
+    ASSERT_EQ(classify(p.data(), L, {}).flow, want) << "packet " << i;
+  }
 }
 
 TEST(Classify, SynBypassesUnlessDisabled) {

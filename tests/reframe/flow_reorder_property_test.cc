@@ -39,7 +39,7 @@ TEST_P(RandomTrace, ExactlyOnceInFlowOrderWithinTbuff) {
   std::vector<Nanos> arrival;
   std::vector<int> seen;
   std::map<uint64_t, uint32_t> last_id;  // per flow, last emitted id
-  test::Out out;
+  test::RunOut out;
   size_t checked = 0;
   Nanos now = 0;
   auto check_out = [&](Nanos t) {
@@ -47,6 +47,12 @@ TEST_P(RandomTrace, ExactlyOnceInFlowOrderWithinTbuff) {
       const uint32_t id = out.out[checked];
       ASSERT_LT(id, seen.size());
       ASSERT_EQ(seen[id]++, 0) << "packet " << id << " emitted twice";
+      // What an emitter with emit_run() learns: the packet's own flow id, and a run start
+      // exactly where the flow changes (every untracked packet without a flow id: its own run).
+      ASSERT_EQ(out.flows[checked], flow_of[id]);
+      const bool start =
+          checked == 0 || flow_of[id] != flow_of[out.out[checked - 1]] || flow_of[id] == 0;
+      ASSERT_EQ(bool(out.starts[checked]), start) << "packet " << id;
       ASSERT_LE(t - arrival[id], c.t_buff) << "held longer than t_buff";
       auto it = last_id.find(flow_of[id]);
       if (it != last_id.end()) {

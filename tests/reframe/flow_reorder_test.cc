@@ -196,6 +196,20 @@ TEST(FlowReorder, UntrackedPacketsPassInOrder) {
   EXPECT_EQ(r.stats().untracked, 2u);
 }
 
+TEST(FlowReorder, FlowsSharingATagNeverShareABatch) {
+  // 1024 sets: flow ids (hi 5, lo 0) and (hi 5, lo 1024) fall in set 5 with tag 5, so they take
+  // one slot. Each batch, hence each run an emitter is told of, must still hold one flow.
+  FlowReorder<uint32_t> r(small_config());
+  const uint64_t a = 5ull << 32, b = 5ull << 32 | 1024;
+  test::RunOut out;
+  push_flows(r, {1, 2, 3, 4, 5}, {a, b, b, a, a}, 0, out);
+  r.flush_all(1, out);
+  ASSERT_EQ(out.out, V({1, 2, 3, 4, 5}));  // each flow's order kept, nothing merged
+  EXPECT_EQ(out.flows, std::vector<uint64_t>({a, b, b, a, a}));
+  EXPECT_EQ(out.starts, std::vector<bool>({true, true, false, true, false}));
+  EXPECT_EQ(r.stats().runs_out, 3u);
+}
+
 TEST(FlowReorder, CountersAndInvariant) {
   FlowReorder<uint32_t> r(small_config());
   Out out;

@@ -108,10 +108,10 @@ TEST(SelfBypass, JudgeNeedsAFullWindowAndHalfOfItOut) {
   c.probe_packets = 100;
   c.bypass_packets = 10;
   SelfBypass m(c);
-  for (int i = 0; i < 100; ++i) m.on_in(true);
-  for (int i = 0; i < 49; ++i) m.on_out(true);
+  for (int i = 0; i < 100; ++i) m.on_in(1, 1);
+  for (int i = 0; i < 49; ++i) m.on_out(1, 1);
   EXPECT_FALSE(m.judge()) << "less than half of the window emitted";
-  m.on_out(true);
+  m.on_out(1, 1);
   EXPECT_TRUE(m.judge());  // gain 1.0 < 1.1
   EXPECT_TRUE(m.passing());
   EXPECT_FALSE(m.passed(9));
@@ -119,7 +119,7 @@ TEST(SelfBypass, JudgeNeedsAFullWindowAndHalfOfItOut) {
   EXPECT_FALSE(m.passing());
   c.enabled = false;
   SelfBypass off(c);
-  for (int i = 0; i < 1000; ++i) off.on_in(true), off.on_out(true);
+  for (int i = 0; i < 1000; ++i) off.on_in(1, 1), off.on_out(1, 1);
   EXPECT_FALSE(off.judge());
 }
 
