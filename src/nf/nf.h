@@ -4,7 +4,9 @@
 // packet whose verdict is kPass (rewriting header bytes in place, updating checksums
 // incrementally) and may set kDrop. It never reads a clock: `now` is read once per burst by the
 // engine. It never allocates on the per-packet path and never touches bytes past
-// `layout.payload_off` (they may be a parking tag or nothing at all).
+// `layout.payload_off` (they may be a parking tag or nothing at all). It rewrites fields, never
+// the headers' structure (lengths, protocols, options): every NF of a chain reads the one
+// `layout` parsed before it, and the engine may carry that parse on past the chain.
 //
 // Run-aware processing (run_burst.h). A chain splits its burst into runs of consecutive
 // same-flow packets once and hands them to each NF's process_runs(); an NF that keys on the

@@ -41,10 +41,22 @@
 //            is the header packet made from `parked`, and its tag ends its first segment.
 //   void     B::trim(Handle, uint32_t len)   truncates to `len` bytes.
 //   void     B::free(Handle)
+//
+// Optional — parse once, carry (an engine whose handles can keep a parse beside the bytes; the
+// dataplane's mbufs do not, the simulator's records do):
+//   bool     B::take_layout(Handle, PacketLayout& out)
+//            true and `out` = what parse_packet(data, head_len) would give, if the handle carries
+//            a parse; it then carries none (the taker may rewrite the bytes).
+//   void     B::carry_layout(Handle, const PacketLayout& L)
+//            the handle's bytes parse to L (with captured = head_len) until the next change to
+//            them: every operation above that changes bytes or lengths forgets it.
+// parse_handle() and carry_layout() below use them when B has them and parse otherwise.
 #pragma once
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
+
+#include "core/parse.h"
 
 namespace nfpark::park {
 
@@ -66,5 +78,24 @@ concept BufferOps = std::is_trivially_copyable_v<typename B::Lent> &&
   B::trim(h, n);
   B::free(h);
 };
+
+template <typename B>
+concept CarriesLayout = requires(typename B::Handle h, PacketLayout& out, const PacketLayout& L) {
+  { B::take_layout(h, out) } -> std::same_as<bool>;
+  B::carry_layout(h, L);
+};
+
+// The parse of h's bytes: the one it carries, else parse_packet's.
+template <BufferOps B>
+inline void parse_handle(typename B::Handle h, PacketLayout& out) {
+  if constexpr (CarriesLayout<B>)
+    if (B::take_layout(h, out)) return;
+  parse_packet(B::data(h), B::head_len(h), out);
+}
+// h's bytes parse to L (the caller made them so): the next stage need not parse them.
+template <BufferOps B>
+inline void carry_layout(typename B::Handle h, const PacketLayout& L) {
+  if constexpr (CarriesLayout<B>) B::carry_layout(h, L);
+}
 
 }  // namespace nfpark::park

@@ -24,7 +24,8 @@
 //  A burst is viewed (NfEndpoint: where the tag is, the original's length), run through the chain
 //  at once at `now`, and the chain's drops become notices or are freed. The survivors (and the
 //  notices, flagged) go to the Sink in input order, one call per chain burst, so an engine can
-//  apply its own per-burst step (the dataplane's fault injector) and send them. With Reframer,
+//  apply its own per-burst step (the dataplane's fault injector) and send them; a survivor
+//  carries the chain's parse (park/buffer_ops.h) when the engine can keep it. With Reframer,
 //  the packets read are held per flow and what Reframer releases runs through the chain in
 //  bursts of kBurst, flows kept together. Nothing here allocates per packet.
 //
@@ -175,6 +176,10 @@ class NfBurst {
         h = ep_.on_drop(h, tag_at[i]);
         if (h == B::null()) continue;
         is_notice = true;
+      } else {
+        // NFs rewrite header fields in place, never where the headers are (they share this
+        // one parse; nf/nf.h): the view's parse is still the packet's, for the next stage
+        carry_layout<B>(h, views[i].layout);
       }
       pkts[keep] = h;
       tag_at[keep] = tag_at[i];

@@ -39,7 +39,7 @@ class NfEndpoint {
   void view(Handle h, PacketView& v, uint32_t& tag_at) {
     v.data = B::data(h);
     v.len = B::head_len(h);
-    parse_packet(v.data, v.len, v.layout);  // in place: no copy of the result
+    parse_handle<B>(h, v.layout);  // in place (no copy of a result); carried if the engine can
     // Bytes the capture cut off (header-only traces) count as on the wire: meters see real sizes.
     const uint32_t cut = B::cut_len(h);
     v.wire_len = B::pkt_len(h) + cut;

@@ -95,28 +95,29 @@ class PayloadPark {
   NFPARK_HOT_INLINE Handle split(Handle pkt, uint8_t slice) {
     uint8_t* d = B::data(pkt);
     const uint32_t len = B::pkt_len(pkt);
-    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    PacketLayout L;
+    parse_handle<B>(pkt, L);
     if (!taggable(L)) return split_untaggable(pkt);
     const uint32_t hdr = L.payload_off;
     const uint32_t payload = std::min(L.ip_end, len) - hdr;
     if (payload < cfg_.min_payload || payload == 0)
-      return send_whole(pkt, hdr, slice, ctr_.not_split_small);
+      return send_whole(pkt, L, slice, ctr_.not_split_small);
     if (len > kMaxTaggedFrame) [[unlikely]]
-      return send_whole(pkt, hdr, slice, ctr_.not_split_large);
+      return send_whole(pkt, L, slice, ctr_.not_split_large);
     if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L))
-      return send_whole(pkt, hdr, slice, ctr_.not_split_filtered);
+      return send_whole(pkt, L, slice, ctr_.not_split_filtered);
     SlotTable<Parked>& table = tables_[slice];
     const auto c = table.claim(Parked{pkt, uint16_t(hdr)});
     if (c.evicted) [[unlikely]]
       evict(c.evicted->pkt);
     if (!c.ok) [[unlikely]]
-      return send_whole(pkt, hdr, slice, ctr_.not_split_busy);
+      return send_whole(pkt, L, slice, ctr_.not_split_busy);
     const uint32_t park = cfg_.park_bytes ? std::min(cfg_.park_bytes, payload) : payload;
     Handle h = B::make_header(pkt, hdr, codec_.size(), hdr + park, len - hdr - park,
                               &table.at(c.index).lent);
     if (h == B::null()) [[unlikely]] {  // give the slot back and send whole
       table.take(c.index, c.generation);
-      return send_whole(pkt, hdr, slice, ctr_.not_split_no_buffer);
+      return send_whole(pkt, L, slice, ctr_.not_split_no_buffer);
     }
     ParkTag tag;
     tag.parked = true;
@@ -126,6 +127,7 @@ class PayloadPark {
     tag.orig_len = uint16_t(len);
     tag.parked_len = uint16_t(park);
     codec_.encode(tag, B::data(h) + hdr);
+    carry_layout<B>(h, L);  // its headers are pkt's: the NF side need not parse them
     ++ctr_.splits;
     return h;
   }
@@ -181,7 +183,8 @@ class PayloadPark {
     B::free(parked);
   }
   // A taggable packet that goes whole (counted in `why`): tag "not parked" after its headers.
-  NFPARK_COLD Handle send_whole(Handle pkt, uint32_t hdr, uint8_t slice, uint64_t& why) {
+  NFPARK_COLD Handle send_whole(Handle pkt, const PacketLayout& L, uint8_t slice, uint64_t& why) {
+    const uint32_t hdr = L.payload_off;
     ++why;
     ParkTag tag;
     tag.slice = slice;
@@ -189,6 +192,7 @@ class PayloadPark {
     uint8_t* gap = B::open_gap(pkt, hdr, codec_.size());
     if (!gap) return drop(pkt, ctr_.no_headroom);
     codec_.encode(tag, gap);
+    carry_layout<B>(pkt, L);  // a tag after the headers changes no offset
     return pkt;
   }
 
@@ -196,7 +200,8 @@ class PayloadPark {
   NFPARK_COLD Handle merge_slow(Handle pkt, uint8_t slice) {
     uint8_t* d = B::data(pkt);
     const uint32_t head = B::head_len(pkt);
-    const PacketLayout L = parse_packet(d, head);
+    PacketLayout L;
+    parse_handle<B>(pkt, L);
     if (!taggable(L)) {
       ++ctr_.untagged_returned;
       return pkt;

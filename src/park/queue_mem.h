@@ -98,7 +98,8 @@ class QueueMem {
                            Emitter<Handle>& to_out) {
     uint8_t* d = B::data(pkt);
     const uint32_t len = B::pkt_len(pkt);
-    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    PacketLayout L;
+    parse_handle<B>(pkt, L);
     FlowKey k;
     uint32_t s = 0, b = 0;
     bool waits = false;
@@ -140,6 +141,7 @@ class QueueMem {
         place(idx, pkt);
         hold(len);
         encode(h, hdr, port, idx, id, len, len - hdr);
+        carry_layout<B>(h, L);  // its headers are pkt's: the NF side need not parse them
         to_nf.push(h);
         return true;
       }
@@ -164,6 +166,7 @@ class QueueMem {
       tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
       codec_.encode(tag, B::data(pkt) + hdr);
     }
+    carry_layout<B>(pkt, L);  // a tag after the headers changes no offset
     to_nf.push(pkt);
     return true;
   }
@@ -173,7 +176,8 @@ class QueueMem {
   // tag must come back on its own port's link. A header may release batches.
   void merge(Handle pkt, uint8_t nf_link, Emitter<Handle>& to_out) {
     uint8_t* d = B::data(pkt);
-    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    PacketLayout L;
+    parse_handle<B>(pkt, L);
     if (!taggable(L)) {
       ++ctr_.untagged_returned;
       to_out.push(pkt);

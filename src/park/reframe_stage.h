@@ -47,8 +47,10 @@ class ReframeStage {
     } else if (n) {
       std::array<reframe::PacketMeta, kMax> meta;
       for (uint16_t i = 0; i < n; ++i) {
-        const uint8_t* d = B::data(pkts[i]);
-        meta[i] = reframe::classify(d, parse_packet(d, B::head_len(pkts[i])), bypass_);
+        PacketLayout L;
+        parse_handle<B>(pkts[i], L);
+        meta[i] = reframe::classify(B::data(pkts[i]), L, bypass_);
+        carry_layout<B>(pkts[i], L);  // unchanged bytes: the NF endpoint need not parse again
       }
       reorder_.push({pkts, n}, {meta.data(), n}, now, c);
     }

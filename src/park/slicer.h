@@ -106,7 +106,8 @@ class Slicer {
   void split(Handle pkt, uint8_t core, Emitter<Handle>& to_host, Emitter<Handle>& /*to_wire*/) {
     ++ctr_.rx;
     uint8_t* d = B::data(pkt);
-    const PacketLayout L = parse_packet(d, B::head_len(pkt));
+    PacketLayout L;
+    parse_handle<B>(pkt, L);
     if (!L.ok() || L.ip_version == 0) {
       ++ctr_.unsliced_unparsed;
       to_host.push(pkt);
@@ -134,7 +135,8 @@ class Slicer {
     ++ctr_.returned;
     uint8_t* d = B::data(h);
     const uint32_t head = B::head_len(h);
-    const PacketLayout L = parse_packet(d, head);
+    PacketLayout L;
+    parse_handle<B>(h, L);
     if (!carries_token(d, head, B::pkt_len(h), L)) {  // never read from a packet not ours
       ++ctr_.passed;
       to_wire.push(h);

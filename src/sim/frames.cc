@@ -33,6 +33,7 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
   t->l4.assign(n, 0);
   t->ip_version.assign(n, 0);
   t->l4_proto.assign(n, 0);
+  t->layout.assign(n, CarriedLayout{});
   trace::Generator gen(g);
   Nanos ts;
   const std::vector<uint8_t>* frame;
@@ -49,6 +50,7 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
     t->l4[f] = L.l4_off;
     t->ip_version[f] = L.ip_version;
     t->l4_proto[f] = L.l4_proto;
+    if (!t->layout[f].keep(L) || L.ip_end != frame->size()) t->layout[f] = CarriedLayout{};
   }
   return t;
 }
@@ -94,6 +96,9 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   p->len = len;
   p->head = std::min(hdr, p->pool->bytes());
   p->flow = (uint64_t(port_) << 32 | f) + 1;
+  p->layout = t_->layout[f];  // ip_version 0 (none) if the template's could not be carried
+  p->layout.ip_end = len;
+  if (p->head < p->layout.payload_off) p->layout.ip_version = 0;
   if (full_ && len <= p->pool->bytes()) {  // the payload and a valid L4 checksum
     std::memset(d + hdr, uint8_t(f), len - hdr);
     std::memcpy(d + hdr, kPacketIdMagic.data(), 4);

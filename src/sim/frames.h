@@ -4,7 +4,9 @@
 //                    frame per flow once: its headers are the flow's template), sizes from
 //                    trace/size_dist.h, flow order from FlowPicker (SLF bursts, uniform or
 //                    Zipf). Per packet: the template's headers with the IP/UDP lengths of the
-//                    drawn size and a fresh IPv4 header checksum; in full-bytes runs also the
+//                    drawn size and a fresh IPv4 header checksum, and their parse (the
+//                    template's, with the IP end moved to the frame's end: the record carries
+//                    it, so the first stage need not parse); in full-bytes runs also the
 //                    payload (a pattern and the packet id, as the generator writes it) and a
 //                    valid L4 checksum. Flows of port p are the generator's flows
 //                    [p * flows, (p + 1) * flows): no two ports share a 5-tuple.
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/carried_layout.h"
 #include "sim/flow_picker.h"
 #include "sim/packet.h"
 #include "trace/generator.h"
@@ -39,6 +42,9 @@ struct FlowTemplates {
   std::vector<uint16_t> hdr;   // header bytes per flow (L2..L4)
   std::vector<uint16_t> l3, l4;
   std::vector<uint8_t> ip_version, l4_proto;
+  // each flow's parse (its ip_end is the frame's length: the generator writes no padding), left
+  // in the record for the switch's first stage (sim/packet.h)
+  std::vector<CarriedLayout> layout;
   static constexpr uint32_t kMax = 128;
   // One template per flow of `ports` * cfg.flows flows, from the generator (cfg's proto, ipv6,
   // vlan, seed). Empty with `err` set when the generator rejects the config.

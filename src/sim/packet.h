@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/carried_layout.h"
 #include "sim/time.h"
 
 namespace nfpark::sim {
@@ -34,6 +35,9 @@ struct Packet {
   uint16_t queue;     // egress queue chosen by the switch program
   uint16_t user;      // free for the current holder (a switch program, the NF server)
   uint32_t cap;       // bytes of buf
+  // the parse of the bytes at data, if a stage left it for the next (ip_version 0: none);
+  // SimBuffer forgets it whenever the bytes change (park/buffer_ops.h: take/carry_layout)
+  CarriedLayout layout;
   uint8_t* buf() { return reinterpret_cast<uint8_t*>(this + 1); }
   uint32_t headroom() const { return uint32_t(data - reinterpret_cast<const uint8_t*>(this + 1)); }
   uint32_t tailroom() const { return cap - headroom() - head; }
@@ -60,6 +64,7 @@ class PacketPool {
     p->data = p->buf() + kHeadroom;
     p->head = p->len = 0;
     p->user = 0;
+    p->layout.ip_version = 0;
     ++live_;
     return p;
   }

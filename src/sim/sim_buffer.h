@@ -6,7 +6,9 @@
 // tail is a length, as the payload is. So make_header never lends the original (Lent is empty,
 // carries() is false: PayloadPark's merge takes its checked path), and rejoin writes the NF's
 // headers in front of the parked record's bytes. Tags go into the record's headroom, as in an
-// mbuf. Metadata (sequence, flow, ports, arrival time) travels with every copy.
+// mbuf. Metadata (sequence, flow, ports, arrival time) travels with every copy. A record carries
+// the parse of its bytes from the stage that made them to the next one that reads them
+// (take_layout / carry_layout); every operation here that changes bytes or lengths forgets it.
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -47,6 +49,7 @@ struct SimBuffer {
   }
   static uint8_t* open_gap(Handle p, uint32_t at, uint32_t n) {
     if (at > p->head || p->headroom() < n) return nullptr;
+    p->layout.ip_version = 0;
     p->data -= n;
     move_bytes(p->data, p->data + n, at);
     p->head += n;
@@ -54,6 +57,7 @@ struct SimBuffer {
     return p->data + at;
   }
   static void close_gap(Handle p, uint32_t at, uint32_t n) {
+    p->layout.ip_version = 0;
     move_bytes(p->data + n, p->data, at);
     p->data += n;
     p->head -= n;
@@ -67,6 +71,7 @@ struct SimBuffer {
       free(returned);
       return park::Rejoin::kNoRoom;
     }
+    parked->layout.ip_version = 0;
     move_bytes(start, returned->data, at);  // in front of the kept bytes
     parked->data = start;
     parked->head = at + keep;
@@ -76,6 +81,7 @@ struct SimBuffer {
   }
   static bool carries(Handle, Handle) { return false; }
   static void trim(Handle p, uint32_t len) {
+    p->layout.ip_version = 0;
     p->len = len;
     p->head = std::min(p->head, len);
   }
@@ -94,6 +100,15 @@ struct SimBuffer {
     copy_meta(c, p);
     return c;
   }
+  static bool take_layout(Handle p, PacketLayout& out) {
+    if (p->layout.ip_version == 0 || p->head < p->layout.payload_off) return false;
+    p->layout.restore(p->head, out);
+    p->layout.ip_version = 0;
+    return true;
+  }
+  static void carry_layout(Handle p, const PacketLayout& L) {
+    if (!p->layout.keep(L) || p->head < L.payload_off) p->layout.ip_version = 0;
+  }
 
   // Copies the metadata (not the bytes) of `from` into `to`.
   static void copy_meta(Handle to, Handle from) {
@@ -105,6 +120,6 @@ struct SimBuffer {
     to->queue = from->queue;
   }
 };
-static_assert(park::BufferOps<SimBuffer>);
+static_assert(park::BufferOps<SimBuffer> && park::CarriesLayout<SimBuffer>);
 
 }  // namespace nfpark::sim
