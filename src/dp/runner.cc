@@ -198,6 +198,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   // What the NF lcore and the box cost: busy time in polls that moved packets.
   if (nf_thread) res.ports.values["nf_lcore.busy_ns"] = nft.busy_ns;
+  if (!external_nf) res.ports.values["nf_link.direct"] = loop.direct() ? 1 : 0;  // switch_loop.h
   if (box) res.ports.values["reframe_box.busy_ns"] = box->busy_ns;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {

@@ -355,6 +355,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
   }
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   res.ports.values["workers"] = n;
+  if (!external_nf) res.ports.values["nf_link.direct"] = ws[0]->loop->direct() ? 1 : 0;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {
     const std::string name = m == 1 ? "" : std::to_string(k);
