@@ -270,9 +270,10 @@ uint32_t SwitchLoop::to_nf(Nanos now) {
       if (live_) seen_traffic_ = true;
     }
     const size_t m = sw_nf_.size();
-    for (uint16_t i = 0; i < n; ++i)  // each offer: a server may have gone down meanwhile
-      MbufMeta::server(b[i]) =
-          m == 1 ? 0 : choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
+    // Each offer: a server may have gone down meanwhile. One server: every mbuf's server is
+    // already 0 (pools start so and nothing writes another: pools.h).
+    for (uint16_t i = 0; i < n && m > 1; ++i)
+      MbufMeta::server(b[i]) = choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
     to_nf_.clear();
     to_out_.clear();
     const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
