@@ -149,6 +149,45 @@ ParseStatus parse_ipv6(const uint8_t* d, uint32_t len, uint32_t off, PacketLayou
   return ParseStatus::kMalformed;  // more extension headers than any sane packet carries
 }
 
+// The common case in one straight pass: untagged Ethernet, IPv4 (options allowed), not a
+// fragment, UDP or TCP, every header present and consistent. Each check below is one the general
+// path makes on these packets; any that fails (or any other packet) goes the general way, so the
+// result is always the general path's (tests/core/parse_fast_test.cc compares the two).
+inline bool parse_fast(const uint8_t* d, uint32_t len, PacketLayout& L) {
+  constexpr uint32_t kL3 = proto::kEthHeader;
+  if (len < kL3 + proto::kIpv4Header || load_be16(d + 12) != proto::kEthIpv4) return false;
+  const uint8_t* ip = d + kL3;
+  const uint32_t ihl = uint32_t(ip[0] & 0x0F) * 4, total = load_be16(ip + 2);
+  if ((ip[0] >> 4) != 4 || ihl < proto::kIpv4Header || total < ihl) return false;
+  if ((load_be16(ip + 6) & 0x3FFF) != 0) return false;  // MF or an offset: a fragment
+  const uint32_t l4 = kL3 + ihl, ip_end = kL3 + total;
+  const uint8_t p = ip[9];
+  uint32_t hdr;
+  if (p == proto::kUdp) {
+    hdr = proto::kUdpHeader;
+    if (l4 + hdr > len || l4 + hdr > ip_end) return false;
+    const uint32_t ulen = load_be16(d + l4 + 4);
+    if (ulen < proto::kUdpHeader || l4 + ulen > ip_end) return false;
+  } else if (p == proto::kTcp) {
+    if (l4 + proto::kTcpHeader > len || l4 + proto::kTcpHeader > ip_end) return false;
+    hdr = uint32_t(d[l4 + 12] >> 4) * 4;
+    if (hdr < proto::kTcpHeader || l4 + hdr > ip_end || l4 + hdr > len) return false;
+  } else {
+    return false;
+  }
+  L = PacketLayout{};
+  L.status = ParseStatus::kOk;
+  L.ip_version = 4;
+  L.l4_proto = p;
+  L.ethertype = proto::kEthIpv4;
+  L.l3_off = uint16_t(kL3);
+  L.l4_off = uint16_t(l4);
+  L.payload_off = uint16_t(l4 + hdr);
+  L.ip_end = ip_end;
+  L.captured = len;
+  return true;
+}
+
 }  // namespace
 
 PacketLayout parse_packet(const uint8_t* d, uint32_t len) {
@@ -158,6 +197,10 @@ PacketLayout parse_packet(const uint8_t* d, uint32_t len) {
 }
 
 void parse_packet(const uint8_t* d, uint32_t len, PacketLayout& L) {
+  if (!parse_fast(d, len, L)) parse_packet_general(d, len, L);
+}
+
+void parse_packet_general(const uint8_t* d, uint32_t len, PacketLayout& L) {
   L = PacketLayout{};
   L.captured = len;
   if (len < proto::kEthHeader) return;  // kTruncated

@@ -28,6 +28,14 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   return n;
 }
 
+const std::vector<rte_mbuf*>& NfServer::hand(rte_mbuf** pkts, uint16_t n, Nanos now) {
+  out_.clear();
+  const std::optional<Nanos> t =
+      step_->clock(pkts, n, now, [](rte_mbuf* m) { return MbufMeta::ts(m); });
+  if (t) step_->run(pkts, n, *t, *this);  // no clock: n == 0 before any packet (replay)
+  return out_;
+}
+
 void NfServer::flush(Port& port, Nanos now) {
   out_.clear();
   // What the box released and the chain has not seen yet goes through it first.

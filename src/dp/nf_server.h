@@ -36,6 +36,20 @@ class NfServer {
   uint16_t poll(Port& port, Nanos now);
   // Sends every delayed packet now (end of run).
   void flush(Port& port, Nanos now);
+
+  // The direct hand-off (dp/switch_loop.h, "NF link"): the switch calls the server instead of
+  // going through its NF link's rings. Valid when the server never holds a packet for a later
+  // poll and sends back only what it got: no fault injection, no Reframer (in-chain or box).
+  bool direct_ok() const { return !faults_ && !box_ && step_->reframer() == nullptr; }
+  // Runs `n` (<= kBurst) packets handed over at `now` through the chain, as poll() would had it
+  // read them from its port; returns the survivors and drop notices, in order (valid until the
+  // next call). The caller counts what crossed (the link's port counters).
+  const std::vector<rte_mbuf*>& hand(rte_mbuf** pkts, uint16_t n, Nanos now);
+  // What an empty poll does with the clock: the mode's timers run on it (SwitchMode::poll).
+  void tick(Nanos now) {
+    step_->clock(static_cast<rte_mbuf* const*>(nullptr), 0, now,
+                 [](rte_mbuf* m) { return MbufMeta::ts(m); });
+  }
   // The clock the server's last poll ran on (trace time when replaying): Reframer's and the
   // fault delays'. INT64_MIN before it has one.
   Nanos clock() const { return step_->clock(); }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "dp/mbuf_ops.h"
 #include "dp/run_config.h"
 #include "run/budget.h"
 
@@ -40,7 +41,20 @@ struct Pools {
             " mbufs ([nicmem] pool; raise --mem-mb)";
       return false;
     }
+    for (rte_mempool* p : {pkts, hdrs, ind, nic}) reset_meta(p);
     return true;
+  }
+  // Every mbuf of `p` starts with reset metadata (MbufMeta::reset: no sequence, time 0, cut 0,
+  // server 0), so a value other than these is one this process wrote: a live run, which has no
+  // replay feeder, never does (Port::skip_meta_reset), nor does a run with one NF server write a
+  // server other than 0 (SwitchLoop::to_nf).
+  static void reset_meta(rte_mempool* p) {
+    rte_mempool_obj_iter(
+        p,
+        [](rte_mempool*, void*, void* obj, unsigned) {
+          MbufMeta::reset(static_cast<rte_mbuf*>(obj));
+        },
+        nullptr);
   }
   bool full() const {
     return rte_mempool_full(pkts) && rte_mempool_full(hdrs) && rte_mempool_full(ind) &&

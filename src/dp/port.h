@@ -32,7 +32,8 @@
 // refuses to send, the PMD still reports the frames sent, and a full TX ring makes tx() wait
 // in poll() until a signal interrupts it.
 // Metadata. A port that is not an in-process ring receives frames from another process or the
-// wire: their mbuf metadata (MbufMeta: input sequence, time, cut-off bytes) is reset on rx().
+// wire: their mbuf metadata (MbufMeta: input sequence, time, cut-off bytes) is reset on rx(),
+// unless the run says no mbuf of its pools ever holds other values (skip_meta_reset).
 #pragma once
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -88,6 +89,10 @@ class Port {
   // holds the gate until stop(). False when `stop` was set or `timeout_s` passed first.
   bool wait_peer(const std::atomic<int>& stop, double timeout_s);
   uint16_t queues() const { return queues_; }
+  // A live run: no replay feeder writes metadata and the pools start reset (pools.h), so every
+  // mbuf this port hands out already has reset metadata; rx() skips the per-packet reset. Call
+  // before queue() views are made.
+  void skip_meta_reset() { foreign_ = false; }
 
   uint16_t rx(rte_mbuf** pkts, uint16_t n) {
     if (gate_) gate_->hold();

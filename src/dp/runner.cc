@@ -72,6 +72,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
     const bool nicsplit = cfg.mode == Mode::kNicmem || cfg.mode == Mode::kSplit;
     ok = traffic.open_live(cfg.traffic_ports[0], cfg.traffic_ports[1], pools.nic,
                            nicsplit ? &bs : nullptr, err);
+    if (ok) traffic.skip_meta_reset();  // no feeder: nothing writes metadata (pools.h)
   } else {
     ok = traffic.open_replay(pools.pkts, kRing, wire_in, wire_out, err);
   }
@@ -79,6 +80,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
     const std::string link = m == 1 ? "nflink" : "nflink" + std::to_string(k);
     ok = external_nf ? Port::open(nf_specs[k], pools.pkts, sw_nf[k], err)
                      : Port::ring_pair(link, pools.pkts, sw_nf[k], nf_side[k], err, kRing);
+    if (ok && live) sw_nf[k].skip_meta_reset();
   }
   if (!ok) return 2;
   // Role switch: one NfServer, unused but for the report (the servers are other processes).
@@ -198,6 +200,7 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   // What the NF lcore and the box cost: busy time in polls that moved packets.
   if (nf_thread) res.ports.values["nf_lcore.busy_ns"] = nft.busy_ns;
+  if (!external_nf) res.ports.values["nf_link.direct"] = loop.direct() ? 1 : 0;  // switch_loop.h
   if (box) res.ports.values["reframe_box.busy_ns"] = box->busy_ns;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {

@@ -69,6 +69,8 @@ void SwitchLoop::liveness(Nanos now) {
 
 run::End SwitchLoop::run() {
   start_ = clock_.now();
+  direct_ = !external_nf_ && !cfg_.nf_lcore && !cfg_.nf_ring && !box_;
+  for (const NfServer* sv : servers_) direct_ = direct_ && sv->direct_ok();
   const bool wire = input_done_ == nullptr;  // this lcore plays the wire (feeder, writer)
   if (wire) feeder_.start(start_);
   // How long nothing must move before the run is over: longer when the NF is another process,
@@ -91,7 +93,7 @@ run::End SwitchLoop::run() {
     uint32_t work = live_ || stopping_ || !wire ? 0 : feeder_.retry() + feeder_.feed(now);
     if (external_nf_ && sw_nf_.size() > 1) liveness(now);
     work += poll_mode(now);  // the mode's timers, and the time to_nf() stamps batches with
-    work += to_nf();         // in this order: separate statements
+    work += to_nf(now);      // in this order: separate statements
     work += poll_server(now);
     work += from_nf();
     if (!live_ && wire) work += out_.drain();
@@ -232,7 +234,27 @@ uint64_t SwitchLoop::finish(rte_ring* wire_in) {
   return abandoned;
 }
 
-uint32_t SwitchLoop::to_nf() {
+// Direct NF link: the burst to NF server k crosses the link, goes through the server and what
+// it sends back crosses again, counted on both ends as the ring ports would count it.
+void SwitchLoop::hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now) {
+  Port &sw = sw_nf_[k], &nf = nf_side_[k];
+  for (size_t i = 0; i < n; i += kBurst) {
+    const uint16_t c = uint16_t(std::min<size_t>(kBurst, n - i));
+    uint64_t bytes = 0;
+    for (uint16_t j = 0; j < c; ++j) bytes += pkts[i + j]->pkt_len;
+    sw.tx_packets += c, sw.tx_bytes += bytes;
+    nf.rx_packets += c, nf.rx_bytes += bytes;
+    const std::vector<rte_mbuf*>& back = servers_[k]->hand(pkts + i, c, now);
+    const uint16_t b = uint16_t(back.size());  // <= c: no faults, so no duplicates
+    bytes = 0;
+    for (uint16_t j = 0; j < b; ++j) bytes += back[j]->pkt_len;
+    nf.tx_packets += b, nf.tx_bytes += bytes;
+    sw.rx_packets += b, sw.rx_bytes += bytes;
+    back_from_nf(back.data(), b, k);
+  }
+}
+
+uint32_t SwitchLoop::to_nf(Nanos now) {
   uint32_t work = 0;
   for (int t = 0; t < traffic_.size() && !stopping_; ++t) {
     if (!nf_flush() || !traffic_.flushed()) break;
@@ -248,14 +270,30 @@ uint32_t SwitchLoop::to_nf() {
       if (live_) seen_traffic_ = true;
     }
     const size_t m = sw_nf_.size();
-    for (uint16_t i = 0; i < n; ++i)  // each offer: a server may have gone down meanwhile
-      MbufMeta::server(b[i]) =
-          m == 1 ? 0 : choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
+    // Each offer: a server may have gone down meanwhile. One server: every mbuf's server is
+    // already 0 (pools start so and nothing writes another: pools.h).
+    for (uint16_t i = 0; i < n && m > 1; ++i)
+      MbufMeta::server(b[i]) = choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
     to_nf_.clear();
     to_out_.clear();
     const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
     refused_[t] = uint16_t(n - took);
     if (took && refused_[t]) std::copy(b + took, b + n, b);
+    if (direct_) {  // what leaves at once first, as on the ring path; then the NF and back
+      work += took + uint32_t(to_out_.size());
+      traffic_.send(to_out_);
+      if (m == 1) {
+        hand_off(0, to_nf_.data(), to_nf_.size(), now);
+        continue;
+      }
+      for (rte_mbuf* p : to_nf_)
+        per_server_[std::min<size_t>(MbufMeta::server(p), m - 1)].push_back(p);
+      for (size_t k = 0; k < m; ++k) {
+        hand_off(uint32_t(k), per_server_[k].data(), per_server_[k].size(), now);
+        per_server_[k].clear();
+      }
+      continue;
+    }
     if (m == 1) {
       if (!to_nf_.empty()) sw_nf_[0].tx(to_nf_.data(), uint16_t(to_nf_.size()));
       if (!to_nf_.empty() && external_nf_) choice_.sent(0, clock_.now());
@@ -324,6 +362,10 @@ void SwitchLoop::stall_step(Nanos now) {
 // time they wait for the end-of-input flush.
 uint32_t SwitchLoop::poll_server(Nanos now) {
   if (external_nf_) return 0;
+  if (direct_) {  // nothing waits for it: its clock moves on as an empty poll's would
+    for (NfServer* sv : servers_) sv->tick(now);
+    return 0;
+  }
   uint32_t box_work = 0;
   if (box_) {
     const uint64_t a = box_->activity.load(std::memory_order_relaxed);
@@ -344,6 +386,7 @@ uint32_t SwitchLoop::poll_server(Nanos now) {
 
 // Copies from another process: their input sequence number is unknown (back_from_nf).
 uint32_t SwitchLoop::from_nf() {
+  if (direct_) return 0;  // nothing comes back on a ring: hand_off() took it back
   uint32_t work = 0;
   for (size_t k = 0; k < sw_nf_.size(); ++k) {
     if (!traffic_.flushed()) break;

@@ -32,6 +32,18 @@
 // (SwitchMode::server_down), its flows go to the others, what it still sends is dropped
 // (counted late) until it is taken back on trial (server_choice.h). In-process servers never
 // go down (the loop waits for them).
+//
+// NF link, direct or ring. In one process with the NF server(s) inline (no --nf-lcore) the
+// switch hands each burst the mode sends to the NF straight to NfServer::hand and what comes
+// back straight to the mode (SwitchMode::from_nf): no ring enqueue and dequeue either way, no
+// poll of an empty ring, the burst kept whole. What users see stays the same: the NF link's
+// port counters (switch_nf*, nf_server*: the run's packets/bytes to and from the NF, the
+// telemetry's to_nf / from_nf) are counted at the hand-off, once per burst each way; packets
+// are handed in the order the ring would have carried them (FIFO per server), so per-flow order
+// and the output are the ring path's; nothing waits in a ring at the end of a run. It is not
+// valid where the server holds packets for a later poll or sends back what it did not get
+// (fault injection, Reframer in-chain or in a box): those runs, --nf-lcore, another process
+// (--role switch) and --nf-ring keep the ring path (direct() says which a run took).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -87,6 +99,8 @@ class SwitchLoop {
   // the loop waits for it as for the NF lcore, and has it release what it holds first.
   void set_box(ReframeBox* box) { box_ = box; }
   run::End run();
+  // The NF link of this run was the direct hand-off (decided when run() starts; see above).
+  bool direct() const { return direct_; }
   // Seconds since run() started.
   double seconds() const { return double(clock_.now() - start_) / 1e9; }
   // After run() and after the NF lcore (if any) has stopped: settles what is still in flight
@@ -95,7 +109,8 @@ class SwitchLoop {
   uint64_t finish(rte_ring* wire_in);
 
  private:
-  uint32_t to_nf();                 // traffic -> NF; packets moved
+  uint32_t to_nf(Nanos now);                                        // traffic -> NF; packets moved
+  void hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now);  // direct: NF k and back
   bool refused() const;             // packets refused by the mode wait to be offered again
   uint32_t poll_mode(Nanos now);    // the mode's timers; packets released
   void stall_step(Nanos now);       // back-pressure and nothing moves: see above
@@ -119,6 +134,7 @@ class SwitchLoop {
   NfThread& nft_;
   const std::atomic<int>& stop_;
   const bool live_, external_nf_, trace_time_;
+  bool direct_ = false;  // the direct hand-off (see "NF link")
   SteadyClock clock_;
   Nanos start_ = 0;
   bool seen_traffic_ = false;

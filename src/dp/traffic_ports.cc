@@ -39,6 +39,15 @@ void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
     ports_[0].tx(v.data(), uint16_t(v.size()));
     return;
   }
+  // Most bursts leave by one port (they came in by the other): sent as they are.
+  Port& first = egress(v.front());
+  size_t same = 1;
+  while (same < v.size() && &egress(v[same]) == &first) ++same;
+  if (same == v.size()) {
+    for (size_t i = 0; i < v.size(); i += kMaxTx)
+      first.tx(v.data() + i, uint16_t(std::min<size_t>(kMaxTx, v.size() - i)));
+    return;
+  }
   // One burst per port (each port's packets keep their order), not one tx call per packet.
   for (auto& b : by_port_) b.clear();
   for (rte_mbuf* m : v) by_port_[&egress(m) == &ports_[0] ? 0 : 1].push_back(m);

@@ -54,6 +54,10 @@ class TrafficPorts {
     return steer_ ? steer_->rx(t, ports_[t], b, n) : ports_[t].rx(b, n);
   }
 
+  // Live ports: rx() leaves metadata as it is (Port::skip_meta_reset; pools start reset).
+  void skip_meta_reset() {
+    for (int i = 0; i < n_; ++i) ports_[i].skip_meta_reset();
+  }
   bool live() const { return n_ == 2; }
   int size() const { return n_; }
   Port& operator[](int i) { return ports_[i]; }

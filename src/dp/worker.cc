@@ -152,6 +152,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     ok = traffic.open_live(cfg.traffic_ports[0], cfg.traffic_ports[1], pools.nic,
                            nicsplit ? &bs : nullptr, err, n) &&
          rings.create(n, 2, err);
+    if (ok) traffic.skip_meta_reset();  // no feeder: nothing writes metadata (pools.h)
   } else {
     ok = traffic.open_replay(pools.pkts, kRing, n, wire_in, wire_out, err);
   }
@@ -167,6 +168,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
     const std::string link = m == 1 ? "nflink" : "nflink" + std::to_string(k);
     ok = external_nf ? Port::open(nf_specs[k], pools.pkts, sw_nf[k], err, nullptr, n)
                      : Port::ring_pair(link, pools.pkts, sw_nf[k], nf_side[k], err, kRing, n);
+    if (ok && live) sw_nf[k].skip_meta_reset();
   }
   if (!ok) return 2;
   const run::Budget one = run::plan_memory(run::worker_config(cfg, 0), 0);
@@ -355,6 +357,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
   }
   if (feeder.padded) res.ports.values["replay.padded"] = feeder.padded;
   res.ports.values["workers"] = n;
+  if (!external_nf) res.ports.values["nf_link.direct"] = ws[0]->loop->direct() ? 1 : 0;
   traffic.report(res);
   for (size_t k = 0; k < m; ++k) {
     const std::string name = m == 1 ? "" : std::to_string(k);

@@ -74,6 +74,8 @@ struct RunConfig {
   uint32_t nicmem_mbufs = 8192;            // nicmem: capacity of the NIC-memory pool (packets)
   bool notify_drops = true;                // NF server returns explicit drops
   bool nf_lcore = false;                   // NF server on its own lcore (else inline)
+  bool nf_ring = false;                    // inline NF server behind a ring pair (else a
+                                           // direct call where valid: dp/switch_loop.h)
   uint32_t workers = 1;                    // lcores flows are sharded over ([dp] workers)
   uint32_t worker = 0;                     // which of them this config is (run/worker_config.h)
   Faults faults;

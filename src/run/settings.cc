@@ -96,6 +96,8 @@ const Setting kSettings[] = {
    "", true, "S", [](R& c, const V& v) { c.timeout_s = v.d; }},
   {"run", "nf_lcore", "nf-lcore", Kind::kBool, 0, 0, "", "false", "run the NF server on a second lcore (else inline)",
    "", true, "", [](R& c, const V& v) { c.nf_lcore = v.b; }},
+  {"run", "nf_ring", "nf-ring", Kind::kBool, 0, 0, "", "false", "one process, NF server inline: hand it bursts through an in-process ring pair instead of a direct call (docs/run.md, NF link)",
+   "", true, "", [](R& c, const V& v) { c.nf_ring = v.b; }},
   {"run", "notify_drops", "no-drop-notify", Kind::kBool, 0, 0, "", "true", "NF drops come back as explicit-drop notifications (the flag: freed at the server)",
    "", false, "", [](R& c, const V& v) { c.notify_drops = v.b; }},
   {"run", "reframe_us", "reframe", Kind::kReal, 0, 1e6, "µs", "0", "Reframer in front of the chain with this T_buff (0: off)",
