@@ -42,21 +42,14 @@ struct Outcome {
 
 Outcome run_all(const SimRunConfig& c) {
   Outcome o;
-  RunTopology t;
-  std::string err;
-  EXPECT_TRUE(t.build(c, err)) << err;
-  t.collector->set_tap([&](const Packet& p, Picos) {
+  o.r = run_tapped(c, [&](const Packet& p) {
     o.out.emplace_back(p.seq, std::vector<uint8_t>(p.data, p.data + p.head));
   });
-  t.start();
-  t.engine.run();
-  t.finish(c, o.r);
   return o;
 }
 
 uint64_t counter(const RunReport& r, const std::string& k) {
-  auto it = r.counters.values.find(k);
-  return it == r.counters.values.end() ? 0 : it->second;
+  return counter_of(r, k);
 }
 
 TEST(SimFaults, EveryKindKeepsTheInvariantsInEveryMode) {

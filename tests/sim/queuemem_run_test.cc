@@ -54,9 +54,7 @@ uint64_t drop(const RunReport& r, const std::string& why) {
   return 0;
 }
 uint64_t counter(const RunReport& r, const std::string& name) {
-  for (auto& [k, v] : r.counters.values)
-    if (k == name) return v;
-  return 0;
+  return counter_of(r, name);
 }
 
 TEST(SimQueueMem, CarriesWhatTheNfLinkCannotWithoutLoss) {

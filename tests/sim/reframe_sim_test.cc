@@ -14,6 +14,7 @@
 #include "sim/run.h"
 #include "sim/run_topology.h"
 #include "sim/scenario.h"
+#include "sim_outputs.h"
 
 namespace nfpark::sim {
 namespace {
@@ -45,22 +46,15 @@ struct Outcome {
 
 Outcome run_all(const SimRunConfig& c) {
   Outcome o;
-  RunTopology t;
-  std::string err;
-  EXPECT_TRUE(t.build(c, err)) << err;
-  t.collector->set_tap([&](const Packet& p, Picos) {
+  o.r = run_tapped(c, [&](const Packet& p) {
     o.bytes[p.seq].assign(p.data, p.data + p.head);
     o.flows[p.flow].push_back(p.seq);
   });
-  t.start();
-  t.engine.run();
-  t.finish(c, o.r);
   return o;
 }
 
 uint64_t counter(const RunReport& r, const std::string& k) {
-  auto it = r.counters.values.find(k);
-  return it == r.counters.values.end() ? 0 : it->second;
+  return counter_of(r, k);
 }
 
 TEST(SimReframer, InChainAndBoxGiveThePacketsOfARunWithoutIt) {
