@@ -126,7 +126,7 @@ bool RouterConfig::parse(const toml::table& t, RouterConfig& out, std::string& e
 // not passing look up 0.0.0.0 and their answer is not used.
 void Router::lookup_v4(std::span<PacketView> pkts, std::span<Verdict> verdicts,
                        uint32_t* out) const {
-  std::array<uint32_t, kBurst> addrs;
+  std::array<uint32_t, kBurst> addrs{};  // zeroed: GCC -O3 cannot see pkts.size() <= kBurst
   for (size_t i = 0; i < pkts.size(); ++i) {
     const PacketLayout& L = pkts[i].layout;
     const bool v4 = verdicts[i] == Verdict::kPass && L.ok() && L.ip_version == 4;
