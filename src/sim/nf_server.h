@@ -126,30 +126,9 @@ class NfServer final : public PortPeer,
   void report(const CounterSink& s) const;
 
  private:
-  struct Fifo {
-    Packet* head = nullptr;
-    Packet* tail = nullptr;
-    uint32_t count = 0;
-    void push(Packet* p) {
-      p->next = nullptr;
-      if (tail)
-        tail->next = p;
-      else
-        head = p;
-      tail = p;
-      ++count;
-    }
-    Packet* pop() {
-      Packet* p = head;
-      head = p->next;
-      if (!head) tail = nullptr;
-      --count;
-      return p;
-    }
-  };
   struct Core {
-    Fifo dma;                  // DMA in flight or done, not yet seen by the core (p->due: done)
-    Fifo ring;                 // RX descriptors filled
+    PacketFifo dma;            // DMA in flight or done, not yet seen by the core (p->due: done)
+    PacketFifo ring;           // RX descriptors filled
     std::vector<Packet*> out;  // the burst in service
     bool busy = false;
     bool event = false;  // an event is pending for this core

@@ -89,4 +89,27 @@ class PacketPool {
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
 };
 
+// A FIFO of packets linked through `next` (no allocation): a device's queue in the models.
+struct PacketFifo {
+  Packet* head = nullptr;
+  Packet* tail = nullptr;
+  uint32_t count = 0;
+  void push(Packet* p) {
+    p->next = nullptr;
+    if (tail)
+      tail->next = p;
+    else
+      head = p;
+    tail = p;
+    ++count;
+  }
+  Packet* pop() {
+    Packet* p = head;
+    head = p->next;
+    if (!head) tail = nullptr;
+    --count;
+    return p;
+  }
+};
+
 }  // namespace nfpark::sim

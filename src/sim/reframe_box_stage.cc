@@ -14,18 +14,12 @@ ReframeBoxStage::ReframeBoxStage(Engine& e, std::unique_ptr<park::ReframeStage<S
 }
 
 void ReframeBoxStage::arrive(Packet* p) {
-  p->next = nullptr;
-  if (tail_)
-    tail_->next = p;
-  else
-    head_ = p;
-  tail_ = p;
-  ++waiting_;
+  waiting_.push(p);
   arm();
 }
 
 void ReframeBoxStage::arm() {
-  Picos at = head_ ? head_->due : kNever;
+  Picos at = waiting_.head ? waiting_.head->due : kNever;
   const Nanos d = stage_->reframer().next_deadline();
   if (d != reframe::kNever) at = std::min(at, from_nanos(d));
   if (at == kNever) return;
@@ -42,16 +36,11 @@ void ReframeBoxStage::on_event(uint64_t) {
   std::array<Packet*, nf::kBurst> pkts;
   do {  // bursts of what has completed by now; at least one poll (due batches leave)
     uint16_t n = 0;
-    while (head_ && head_->due <= now && n < nf::kBurst) {
-      pkts[n++] = head_;
-      head_ = head_->next;
-      --waiting_;
-    }
-    if (!head_) tail_ = nullptr;
+    while (waiting_.head && waiting_.head->due <= now && n < nf::kBurst) pkts[n++] = waiting_.pop();
     out_.clear();
     stage_->run(pkts.data(), n, to_nanos(now), out_);
     for (Packet* p : out_) host_.box_release(p);
-  } while (head_ && head_->due <= now);
+  } while (waiting_.head && waiting_.head->due <= now);
   arm();
 }
 

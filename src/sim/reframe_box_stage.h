@@ -40,7 +40,7 @@ class ReframeBoxStage final : private EventHandler {
   // A packet whose DMA completes at p->due (non-decreasing over calls).
   void arrive(Packet* p);
 
-  size_t held() const { return stage_->held() + waiting_; }
+  size_t held() const { return stage_->held() + waiting_.count; }
   const park::ReframeStage<SimBuffer>& stage() const { return *stage_; }
 
  private:
@@ -50,9 +50,7 @@ class ReframeBoxStage final : private EventHandler {
   Engine& e_;
   std::unique_ptr<park::ReframeStage<SimBuffer>> stage_;
   Host& host_;
-  Packet* head_ = nullptr;  // DMA in flight or done, not yet read by the box (FIFO by due)
-  Packet* tail_ = nullptr;
-  size_t waiting_ = 0;
+  PacketFifo waiting_;  // DMA in flight or done, not yet read by the box (in order of due)
   std::vector<Packet*> out_;
   Picos armed_ = kNever;  // the pending event's time (kNever: none)
 };
