@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dp/control_gate.h"
+#include "dp/runtime_dirs.h"
 
 namespace nfpark::dp {
 
@@ -26,6 +27,7 @@ void remove_runtime_dir() {
 }  // namespace
 
 bool eal_init(const EalOptions& o, std::string& err) {
+  remove_stale_runtime_dirs(dpdk_runtime_base(), "nfpark");  // left by runs that were killed
   std::vector<std::string> args = {"nfpark", "-m", std::to_string(o.mem_mb),
                                    "--file-prefix=nfpark" + std::to_string(getpid()),
                                    "--log-level=*:error"};

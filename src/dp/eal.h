@@ -1,7 +1,8 @@
 // Eal: DPDK's environment, set up for this machine or a real one. Without hugepages or NICs it
 // runs with --no-huge --no-pci and no shared config (no files shared between processes), which
 // is all that ring, pcap, memif and af_packet ports need. Nothing of it stays on disk: the
-// runtime directory EAL makes (/var/run/dpdk/nfpark<PID>) is removed at cleanup.
+// runtime directory EAL makes (/var/run/dpdk/nfpark<PID>) is removed at cleanup, and those of
+// killed runs at the next start (runtime_dirs.h).
 #pragma once
 #include <string>
 #include <vector>
