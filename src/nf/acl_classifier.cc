@@ -205,10 +205,15 @@ void AclClassifier::lookup_work(const FlowKey& k, uint32_t& trees, uint32_t& hop
 
 // Rules are grouped by which address fields are "wide" (prefix shorter than 8 bits for IPv4,
 // 32 for IPv6) — EffiCuts' separability idea: a wide rule in a tree of narrow ones is copied into
-// most leaves, so wide and narrow rules get separate trees. Empty groups make no tree.
+// most leaves, so wide and narrow rules get separate trees. Rules with a narrow source form one
+// group whatever their destination: the tree cuts them by source, where a wide destination is
+// not copied, and a key then walks one tree and compares one leaf instead of two (at the
+// firewall's 1k rules: 10 vs 16 ns per key aimed at the rules, 4.6 vs 7.3 generated; at 10k-20k
+// the larger tree builds 2x slower and takes 1.5-2x the memory). Rules with a wide source are
+// grouped by their destination's width. Empty groups make no tree.
 static int rule_group(const AclRule& r) {
   auto wide = [](const IpPrefix& p) { return p.family == 0 || p.len < (p.family == 4 ? 8 : 32); };
-  return (wide(r.src) ? 1 : 0) | (wide(r.dst) ? 2 : 0);
+  return wide(r.src) ? 1 | (wide(r.dst) ? 2 : 0) : 0;
 }
 
 void AclClassifier::build(std::span<const AclRule> rules, Options opt) {

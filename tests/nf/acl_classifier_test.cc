@@ -179,6 +179,23 @@ TEST(AclClassifier, EqualCutsKeepSmallRuleSetsShallow) {
   check_burst(plain, keys);
 }
 
+// Rules whose source is narrow share one tree whatever their destination (the firewall's rules:
+// every source a prefix of 240/4, destinations any or a prefix): a key walks one IPv4 tree and
+// compares one leaf, not one per destination group.
+TEST(AclClassifier, NarrowSourceRulesShareOneTree) {
+  const auto rules = generate_passing_rules(1000, 1);
+  AclClassifier c;
+  c.build(rules);
+  Rng g{9};
+  for (int i = 0; i < 2000; ++i) {
+    const AclRule& r = rules[g.next() % rules.size()];
+    const FlowKey k = random_key(g, i % 2 ? &r : nullptr, false);
+    uint32_t trees, hops, scanned;
+    c.lookup_work(k, trees, hops, scanned);
+    ASSERT_EQ(trees, 1u) << i;
+  }
+}
+
 // The 16-lane block's vector compares (AVX-512 and AVX2 as built) and its scalar fallback agree,
 // lane by lane, on random ranges (edges included: keys equal to lo or hi, full and empty ranges).
 TEST(AclLeaf4, VectorMatchEqualsScalar) {
