@@ -9,6 +9,9 @@ namespace nfpark::nf {
 
 namespace {
 constexpr uint64_t kMax = ~uint64_t(0);
+// A dimension's word in classify_chunk4's IPv4 key (src, dst, sport, dport, proto, 0): the
+// addresses' low halves (1, 3) are 0 for IPv4 and never split on (their region is one value).
+constexpr uint32_t kField4[8] = {0, 5, 1, 5, 2, 3, 4, 5};
 
 bool covers(const AclClassifier::Point& lo, const AclClassifier::Point& hi,
             const AclClassifier::Point& rlo, const AclClassifier::Point& rhi) {
@@ -119,7 +122,9 @@ void AclClassifier::classify_burst(std::span<const FlowKey> keys, uint32_t* out)
 }
 
 void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n) const {
-  uint32_t x[kBurst][8];  // IPv4 keys as to_point() lays them out (dims 1, 3 and 7 zero)
+  // IPv4 keys as the leaf blocks' fields (src, dst, sport, dport, proto); flat4_'s nodes index
+  // them by field (kField4), so the walk and the compare read the same 5 words.
+  alignas(32) uint32_t x[kBurst][8];
   uint32_t lane[kBurst];  // which key each of the m IPv4 lanes is
   size_t m = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -129,8 +134,8 @@ void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n
       continue;
     }
     uint32_t* p = x[m];
-    p[0] = load_be32(k.src.data() + 12), p[1] = 0, p[2] = load_be32(k.dst.data() + 12), p[3] = 0;
-    p[4] = k.sport, p[5] = k.dport, p[6] = k.proto, p[7] = 0;
+    p[0] = load_be32(k.src.data() + 12), p[1] = load_be32(k.dst.data() + 12);
+    p[2] = k.sport, p[3] = k.dport, p[4] = k.proto, p[5] = 0;
     out[i] = kNoMatch;
     lane[m++] = uint32_t(i);
   }
@@ -156,9 +161,8 @@ void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n
     }
     for (size_t i = 0; i < cs; ++i) {
       const uint32_t j = small[i];
-      const uint32_t k[AclLeaf4::kFields] = {x[j][0], x[j][2], x[j][4], x[j][5], x[j][6]};
       const AclLeaf4Small& b = leaf4s_[nodes[cur[j]].value];
-      const uint32_t hit = b.match(k);
+      const uint32_t hit = b.match(x[j]);
       const uint32_t r = b.id[__builtin_ctz(hit | 1u << (AclLeaf4Small::kLanes - 1))];
       uint32_t& o = out[lane[j]];
       o = std::min(o, hit ? r : kNoMatch);
@@ -166,11 +170,10 @@ void AclClassifier::classify_chunk4(const FlowKey* keys, uint32_t* out, size_t n
     for (size_t i = 0; i < c; ++i) {
       const uint32_t j = todo[i];
       const Node& nd = nodes[cur[j]];
-      const uint32_t k[AclLeaf4::kFields] = {x[j][0], x[j][2], x[j][4], x[j][5], x[j][6]};
       const AclLeaf4* b = leaf4_.data() + nd.value;
-      uint32_t hit = b->match(k);
+      uint32_t hit = b->match(x[j]);
       for (uint32_t left = nd.meta & ~kLeaf; !hit && left > AclLeaf4::kLanes;)
-        left -= AclLeaf4::kLanes, hit = (++b)->match(k);
+        left -= AclLeaf4::kLanes, hit = (++b)->match(x[j]);
       const uint32_t r = b->id[__builtin_ctz(hit | 1u << (AclLeaf4::kLanes - 1))];
       uint32_t& o = out[lane[j]];
       o = std::min(o, hit ? r : kNoMatch);
@@ -261,7 +264,7 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
     const uint32_t off = uint32_t(flat4_.size());
     roots4_.push_back(off), depth4_.push_back(t.depth);
     for (Node nd : t.nodes) {
-      if (!(nd.meta & kLeaf)) nd.a += off;
+      if (!(nd.meta & kLeaf)) nd.a += off, nd.meta = (nd.meta & ~7u) | kField4[nd.meta & 7];
       flat4_.push_back(nd);
     }
   }
