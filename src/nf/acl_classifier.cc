@@ -271,7 +271,7 @@ void AclClassifier::build(std::span<const AclRule> rules, Options opt) {
   stats_.leaf_rule_refs = leaf_rules_.size();
   stats_.memory_bytes = (stats_.nodes + flat4_.size()) * sizeof(Node) +
                         leaf_rules_.size() * sizeof(uint32_t) + boxes_.size() * sizeof(Box) +
-                        leaf4_.size() * sizeof(AclLeaf4);
+                        leaf4_.size() * sizeof(AclLeaf4) + leaf4s_.size() * sizeof(AclLeaf4Small);
 }
 
 // When every rule of a node lies in less than half of the region along some dimension, one node

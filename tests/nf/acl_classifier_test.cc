@@ -261,6 +261,15 @@ TEST(AclLeaf4Small, VectorMatchEqualsScalar) {
   }
 }
 
+// Stats::memory_bytes counts every block a leaf uses: one IPv4 rule is one leaf of one 4-lane
+// block, so the classifier holds at least that block and the rule's index.
+TEST(AclClassifier, MemoryCountsSmallLeafBlocks) {
+  AclClassifier c;
+  c.build(generate_passing_rules(1, 3));
+  ASSERT_EQ(c.stats().leaves, 1u);
+  EXPECT_GE(c.stats().memory_bytes, sizeof(AclLeaf4Small) + sizeof(uint32_t));
+}
+
 TEST(AclClassifier, EmptyRuleSetMatchesNothing) {
   AclClassifier c;
   c.build({});
