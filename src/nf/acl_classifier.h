@@ -50,6 +50,7 @@ class AclClassifier {
     uint32_t root_cut_bits = 12;     // ... at a tree's root (empty cells cost a 16-byte node each)
     uint32_t root_cut_rules = 2048;  // ... if the tree has at most this many rules (else none)
     uint32_t cut_space = 4;          // ... and its children hold at most cut_space x its rules
+    uint32_t merge_space = 3;  // narrow-source rules share a tree if <= this x the memory (0: no)
   };
   struct Stats {
     size_t trees = 0, nodes = 0, cuts = 0, leaves = 0, leaf_rule_refs = 0, max_depth = 0,
@@ -113,6 +114,21 @@ class AclClassifier {
     uint32_t min_rule = 0;  // the highest-priority rule in the tree
     uint32_t depth = 0;     // of its deepest leaf
   };
+  // Where the leaf arrays stood, to roll a tree back (build only).
+  struct Mark {
+    size_t leaf_rules, leaf4, leaf4s;
+    std::map<std::vector<uint32_t>, std::pair<uint32_t, uint64_t>> leaf_index;
+    Stats stats;
+  };
+  struct Budget {  // a tree being built stops (over) past `bytes` since `base`
+    const Mark* base = nullptr;
+    size_t bytes = 0;
+    bool over = false;
+  };
+  Mark mark() const;
+  void rollback(const Mark& m);
+  size_t bytes_since(const Mark& m, size_t nodes) const;
+  Tree build_tree(std::vector<uint32_t> ids, const Box& region);
   void build_at(Tree& t, uint32_t idx, const Box& region, std::vector<uint32_t>& rules,
                 uint32_t depth);
   void make_leaf(Tree& t, uint32_t idx, const std::vector<uint32_t>& rules, uint32_t depth);
@@ -133,6 +149,7 @@ class AclClassifier {
   std::vector<AclLeaf4Small> leaf4s_;  // ... leaves of 1-4 rules as one small block
   bool building_v4_ = false;
   std::map<std::vector<uint32_t>, std::pair<uint32_t, uint64_t>> leaf_index_;  // build only
+  Budget budget_;                                                              // build only
   std::array<std::vector<Tree>, 2> trees_;  // [0] IPv4, [1] IPv6; per rule group
   // The IPv4 trees' nodes in one array for the staged burst (children's indices global; leaves
   // unchanged) and each tree's root; empty when a tree is deeper than kBurstDepth.
