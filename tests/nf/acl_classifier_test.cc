@@ -179,6 +179,69 @@ TEST(AclClassifier, EqualCutsKeepSmallRuleSetsShallow) {
   check_burst(plain, keys);
 }
 
+// Rules whose source is narrow share one tree whatever their destination (the firewall's rules:
+// every source a prefix of 240/4, destinations any or a prefix): a key walks one IPv4 tree and
+// compares one leaf, not one per destination group.
+TEST(AclClassifier, NarrowSourceRulesShareOneTree) {
+  const auto rules = generate_passing_rules(1000, 1);
+  AclClassifier c;
+  c.build(rules);
+  Rng g{9};
+  for (int i = 0; i < 2000; ++i) {
+    const AclRule& r = rules[g.next() % rules.size()];
+    const FlowKey k = random_key(g, i % 2 ? &r : nullptr, false);
+    uint32_t trees, hops, scanned;
+    c.lookup_work(k, trees, hops, scanned);
+    ASSERT_EQ(trees, 1u) << i;
+  }
+}
+
+// The shared narrow-source tree is built only while it costs at most merge_space x the memory of
+// the two trees it replaces. Here one group is cut by destination (every source 10/8) and the
+// other by source (destination any): one tree would copy one group into every cell of the
+// other's cuts, so the two trees stay, and the answers are the linear scan's either way.
+TEST(AclClassifier, SharedTreeNotBuiltWhenItCopiesTooMuch) {
+  Rng g{21};
+  std::vector<AclRule> rules;
+  for (int i = 0; i < 700; ++i) {
+    AclRule r;
+    const uint32_t a = 0x0A000000u | uint32_t(g.next() & 0x00FFFF00u);
+    std::array<uint8_t, 16> b{};
+    b[0] = uint8_t(a >> 24), b[1] = uint8_t(a >> 16), b[2] = uint8_t(a >> 8);
+    if (i % 2) {
+      r.src = IpPrefix{4, 24, b};
+    } else {
+      r.src = IpPrefix{4, 8, {10}};
+      b[0] = uint8_t(20 + g.next() % 200);
+      r.dst = IpPrefix{4, 24, b};
+    }
+    rules.push_back(r);
+  }
+  AclClassifier def, separate, shared;
+  AclClassifier::Options o;
+  def.build(rules);
+  o.merge_space = 0;
+  separate.build(rules, o);
+  o.merge_space = 1000;
+  shared.build(rules, o);
+  EXPECT_EQ(separate.stats().trees, 2u);
+  EXPECT_EQ(shared.stats().trees, 1u);
+  EXPECT_GT(shared.stats().memory_bytes, 3 * separate.stats().memory_bytes)
+      << shared.stats().memory_bytes << " vs " << separate.stats().memory_bytes;
+  EXPECT_EQ(def.stats().trees, 2u);
+  EXPECT_EQ(def.stats().memory_bytes, separate.stats().memory_bytes);
+  std::vector<FlowKey> keys;
+  for (int i = 0; i < 4000; ++i) {
+    const AclRule& r = rules[g.next() % rules.size()];
+    keys.push_back(random_key(g, i % 4 ? &r : nullptr, false));
+    const size_t want = linear_classify(rules, keys.back());
+    const uint32_t w = want == rules.size() ? AclClassifier::kNoMatch : uint32_t(want);
+    ASSERT_EQ(w, def.classify(keys.back())) << i;
+    ASSERT_EQ(w, shared.classify(keys.back())) << i;
+  }
+  check_burst(def, keys);
+}
+
 // The 16-lane block's vector compares (AVX-512 and AVX2 as built) and its scalar fallback agree,
 // lane by lane, on random ranges (edges included: keys equal to lo or hi, full and empty ranges).
 TEST(AclLeaf4, VectorMatchEqualsScalar) {
@@ -242,6 +305,15 @@ TEST(AclLeaf4Small, VectorMatchEqualsScalar) {
       ASSERT_EQ(in, bool(m >> j & 1)) << it << " lane " << j;
     }
   }
+}
+
+// Stats::memory_bytes counts every block a leaf uses: one IPv4 rule is one leaf of one 4-lane
+// block, so the classifier holds at least that block and the rule's index.
+TEST(AclClassifier, MemoryCountsSmallLeafBlocks) {
+  AclClassifier c;
+  c.build(generate_passing_rules(1, 3));
+  ASSERT_EQ(c.stats().leaves, 1u);
+  EXPECT_GE(c.stats().memory_bytes, sizeof(AclLeaf4Small) + sizeof(uint32_t));
 }
 
 TEST(AclClassifier, EmptyRuleSetMatchesNothing) {
