@@ -17,6 +17,18 @@ void Lpm::init_root(int stride) {
   root_.clear();
   groups_.clear();
   root_.resize(size_t(1) << stride, 0);
+  dir16_on_ = key_bytes_ == 4 && stride == 16;
+  if (dir16_on_)
+    dir16_.reset();
+  else
+    dir16_.clear();
+}
+
+uint32_t Lpm::trie_v4(uint32_t a) const {
+  uint32_t e = root_[a >> 16];
+  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a >> 8 & 0xFF)];
+  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a & 0xFF)];
+  return answer(e);
 }
 
 void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len) {
@@ -38,9 +50,15 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   r.len = uint8_t(len);
   r.value = value;
   if (!insert_masked(r.prefix.data(), len, value)) return false;
+  if (dir16_on_) {
+    const uint8_t* p = r.prefix.data();
+    const uint32_t host = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+    dir16_on_ = dir16_.update(host, len, [this](uint32_t a) { return trie_v4(a); });
+    if (!dir16_on_) dir16_.clear();
+  }
   if (!auto_widen_) return true;
   routes_.push_back(r);
-  if (groups() <= kWidenAfterGroups) return true;
+  if (dir16_on_ || groups() <= kWidenAfterGroups) return true;
   // Rebuild with a 24-bit root: replaying in insertion order keeps "the last insert wins".
   auto_widen_ = false;
   init_root(24);
@@ -113,6 +131,10 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+  if (dir16_on_) {
+    for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
+    return;
+  }
   // Under a 24-bit root nearly every key is one load with a predictable branch: a plain loop
   // lets the out-of-order core overlap the misses and measured faster than staged prefetching
   // (same run: 3.6 vs 4.9-5.7 ns/lookup at 100k routes, 2.1-3.0 vs 2.2-2.6 at 1k). Deeper
@@ -126,6 +148,7 @@ void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const {
+  if (dir16_on_) return dir16_.lookup_burst(addrs, out, n);
   if (stride_ != 24) {  // 16-bit root: network-order copies through the staged walk
     uint8_t be[kMaxBurst][4];
     const uint8_t* keys[kMaxBurst];
