@@ -17,11 +17,17 @@ void Lpm::init_root(int stride) {
   root_.clear();
   groups_.clear();
   root_.resize(size_t(1) << stride, 0);
-  dir16_on_ = key_bytes_ == 4 && stride == 16;
-  if (dir16_on_)
-    dir16_.reset();
-  else
-    dir16_.clear();
+  dir16_on_ = false;
+  dir16_.clear();
+  width_.assign(key_bytes_ == 4 && stride == 16 ? size_t(1) << 16 : 0, 0);
+  image_entries_ = 0;
+  image_values_ok_ = true;
+}
+
+bool Lpm::compile() {
+  dir16_on_ = !width_.empty() && image_fits() &&
+              dir16_.build(width_.data(), [this](uint32_t a) { return trie_v4(a); });
+  return dir16_on_;
 }
 
 uint32_t Lpm::trie_v4(uint32_t a) const {
@@ -49,16 +55,19 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   mask_prefix(r.prefix.data(), key_bytes_, len);
   r.len = uint8_t(len);
   r.value = value;
+  dir16_on_ = false;  // the image is stale until the next compile()
   if (!insert_masked(r.prefix.data(), len, value)) return false;
-  if (dir16_on_) {
-    const uint8_t* p = r.prefix.data();
-    const uint32_t host = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-    dir16_on_ = dir16_.update(host, len, [this](uint32_t a) { return trie_v4(a); });
-    if (!dir16_on_) dir16_.clear();
+  if (!width_.empty()) {
+    const uint32_t c = uint32_t(r.prefix[0]) << 8 | r.prefix[1];
+    if (len > 16 + width_[c]) {
+      image_entries_ += (size_t(1) << (len - 16)) - (width_[c] ? size_t(1) << width_[c] : 0);
+      width_[c] = uint8_t(len - 16);
+    }
+    image_values_ok_ &= value <= LpmDir16::kMaxValue;
   }
   if (!auto_widen_) return true;
   routes_.push_back(r);
-  if (dir16_on_ || groups() <= kWidenAfterGroups) return true;
+  if (image_fits() || groups() <= kWidenAfterGroups) return true;
   // Rebuild with a 24-bit root: replaying in insertion order keeps "the last insert wins".
   auto_widen_ = false;
   init_root(24);

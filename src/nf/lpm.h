@@ -77,10 +77,14 @@ class Lpm {
   int key_bytes() const { return key_bytes_; }
   int first_stride() const { return stride_; }
   size_t groups() const { return groups_.size() / 256; }
+  // Builds the IPv4 lookup image (LpmDir16) when the table's shape calls for it (see above);
+  // true if lookups now read it. Call after the routes are in: an insert makes lookups walk the
+  // trie again (same answers, slower) until the next compile().
+  bool compile();
   bool dir16() const { return dir16_on_; }  // lookups read the LpmDir16 image
   size_t memory_bytes() const {
     return (root_.size() + groups_.size()) * sizeof(uint32_t) + routes_.capacity() * sizeof(Route) +
-           (dir16_on_ ? dir16_.memory_bytes() : 0);
+           width_.capacity() + (dir16_on_ ? dir16_.memory_bytes() : 0);
   }
 
  private:
@@ -116,7 +120,15 @@ class Lpm {
   HugeArray<uint32_t> groups_;
   std::vector<Route> routes_;  // auto mode, until widened: replayed into the 24-bit table
   LpmDir16 dir16_;             // IPv4 under a 16-bit root: the image lookups read
-  bool dir16_on_ = false;      // dir16_ answers as the trie does
+  bool dir16_on_ = false;      // dir16_ is current (compiled since the last insert)
+  // IPv4 under a 16-bit root: each /16's longest prefix − 16 (0 if none past /16), the image's
+  // group entries in all, and whether every value fits the image's 15 bits.
+  std::vector<uint8_t> width_;
+  size_t image_entries_ = 0;
+  bool image_values_ok_ = true;
+  bool image_fits() const {
+    return image_values_ok_ && LpmDir16::bytes_for(image_entries_) <= LpmDir16::kMaxBytes;
+  }
 };
 
 }  // namespace nfpark::nf

@@ -2,7 +2,7 @@
 // holds longer prefixes, one group just wide enough for the longest of them (variable-stride
 // controlled prefix expansion, Srinivasan & Varghese 1999; the 16-bit direct table as in DXR,
 // Zec et al. CCR 2012, and Poptrie, Asai & Ohara SIGCOMM 2015). Every lookup is two loads and
-// no branch. Lpm builds it next to its 16-8-8 trie while the image stays under kMaxBytes.
+// no branch. Lpm::compile() builds it from Lpm's 16-8-8 trie when it fits in kMaxBytes.
 //
 // Why: a DIR-24-8 table (rte_lpm's layout; Lpm's 24-bit root) is 64 MiB whatever the route
 // count. At 1k routes its ~10% of routes shorter than /16 spread the looked-up entries over tens
@@ -15,16 +15,17 @@
 //
 // Parameters: kMaxBytes (16 MiB: image memory at most; past it Lpm drops the image), values up
 // to kMaxValue (15 bits: the router's next-hop indices). Memory: 256 KiB root + 64 KiB leaves +
-// 2 B per group entry (2^(longest − 16) entries per /16 with prefixes past /16), plus groups
-// replaced when a /16 needed a wider one (at most as much again: widths double).
+// 2 B per group entry (2^(longest − 16) entries per /16 with prefixes past /16). Build: one trie
+// lookup per entry (~8M at most: tens of ms), once, after the routes are in.
 //
 // Theory of operation. t_ holds 16-bit entries: [0, 32767) leaf slots (t_[v] = v), t_[32767] =
 // 0xFFFF (no route; sign-extends to kNoRoute), then the groups. A root entry is off << 5 | shift
 // with shift = 16 − the /16's group width s: the answer for address a is t_[off + ((a & 0xFFFF)
-// >> shift)] — a leaf /16 (s = 0) has shift 16 and off = its value's leaf slot. The image is
-// derived from the trie (a lookup there per entry written): after an insert, update() rewrites
-// only the entries the prefix covers, first moving a /16 to a wider group if the prefix is
-// longer than its group allows, so the image always answers what the trie answers.
+// >> shift)] — a leaf /16 (s = 0) has shift 16 and off = its value's leaf slot. Entry j of a
+// group answers for the 2^(16−s) addresses from (c << 16 | j << (16 − s)): no prefix in the /16
+// is longer than 16 + s, so they all have the trie's answer for the first of them. The image is
+// a snapshot: Lpm stops reading it at its next insert (it was built per insert at first, but a
+// short prefix over wide groups rewrote them all, and 3000 nested routes took seconds).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,8 +40,6 @@ class LpmDir16 {
   static constexpr uint32_t kMaxValue = 0x7FFE;
   static constexpr size_t kMaxBytes = size_t(16) << 20;
 
-  // An empty image: every /16 answers kNoRoute.
-  void reset();
   void clear() { root_.clear(), t_.clear(); }
   // The value for host-order address `a`, or kNoRoute.
   uint32_t lookup(uint32_t a) const {
@@ -50,23 +49,39 @@ class LpmDir16 {
   void lookup_burst(const uint32_t* addrs, uint32_t* out, size_t n) const {
     for (size_t i = 0; i < n; ++i) out[i] = lookup(addrs[i]);
   }
-  // After prefix (host order) / len went into the trie that `look` walks (host-order address ->
-  // value or kNoRoute): rewrites the entries it covers. False if the image would pass kMaxBytes
-  // or a value is above kMaxValue: then it no longer answers and must be dropped.
+  // Builds the image of a trie: widths[c] = the group width of /16 number c (0..16: its longest
+  // prefix − 16, or 0), look(a) = the trie's answer for host-order address a (value or
+  // kNoRoute). False (and an empty image) if it would pass kMaxBytes or a value is above
+  // kMaxValue: then it must not answer.
   template <class Look>
-  bool update(uint32_t prefix, int len, const Look& look) {
-    const uint32_t c = prefix >> 16;
-    if (len <= 16) {
-      for (uint32_t k = 0; k < 1u << (16 - len); ++k)
-        if (!derive(c + k, 0, 1u << width(c + k), look)) return false;
-      return true;
+  bool build(const uint8_t* widths, const Look& look) {
+    size_t entries = 0;
+    for (uint32_t c = 0; c < 1u << 16; ++c) entries += widths[c] ? size_t(1) << widths[c] : 0;
+    if (bytes_for(entries) > kMaxBytes) return clear(), false;
+    reset();
+    t_.resize(kLeaves + entries, 0xFFFF);
+    size_t off = kLeaves;
+    for (uint32_t c = 0; c < 1u << 16; ++c) {
+      const int s = widths[c];
+      if (s == 0) {
+        const uint32_t v = look(c << 16);
+        if (v != kNoRoute && v > kMaxValue) return clear(), false;
+        root_[c] = (v == kNoRoute ? kNone : v) << 5 | 16;
+        continue;
+      }
+      root_[c] = uint32_t(off) << 5 | uint32_t(16 - s);
+      for (uint32_t j = 0; j < 1u << s; ++j) {
+        const uint32_t v = look(c << 16 | j << (16 - s));
+        if (v != kNoRoute && v > kMaxValue) return clear(), false;
+        t_[off + j] = v == kNoRoute ? 0xFFFF : uint16_t(v);
+      }
+      off += size_t(1) << s;
     }
-    if (width(c) < len - 16) {  // a new or wider group: every entry
-      if (!widen(c, len - 16)) return false;
-      return derive(c, 0, 1u << (len - 16), look);
-    }
-    const int s = width(c);
-    return derive(c, (prefix & 0xFFFF) >> (16 - s), 1u << (s - (len - 16)), look);
+    return true;
+  }
+  // Image bytes for `entries` group entries in all.
+  static size_t bytes_for(size_t entries) {
+    return (size_t(1) << 16) * sizeof(uint32_t) + (kLeaves + entries) * sizeof(uint16_t);
   }
   // Group width (bits past /16) of /16 number c.
   int width(uint32_t c) const { return 16 - int(root_[c] & 31); }
@@ -74,24 +89,7 @@ class LpmDir16 {
 
  private:
   static constexpr uint32_t kLeaves = 32768, kNone = kLeaves - 1;
-  // Writes entries [j0, j0 + n) of /16 c's group (its root entry if width 0) from the trie.
-  template <class Look>
-  bool derive(uint32_t c, uint32_t j0, uint32_t n, const Look& look) {
-    const int s = width(c);
-    for (uint32_t j = j0; j < j0 + n; ++j) {
-      const uint32_t v = look(c << 16 | (s ? j << (16 - s) : 0));
-      if (v != kNoRoute && v > kMaxValue) return false;
-      const uint32_t slot = v == kNoRoute ? kNone : v;
-      if (s == 0)
-        root_[c] = slot << 5 | 16;
-      else
-        t_[(root_[c] >> 5) + j] = uint16_t(t_[slot]);
-    }
-    return true;
-  }
-  // Gives /16 c a new group of 2^s entries (filled by the caller's derive).
-  bool widen(uint32_t c, int s);
-
+  void reset();
   HugeArray<uint32_t> root_;  // 2^16 entries: off << 5 | (16 - width)
   HugeArray<uint16_t> t_;     // leaf slots, then groups
 };

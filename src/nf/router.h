@@ -53,8 +53,10 @@ class Router final : public Nf {
   bool rewrites_flow_key() const override { return false; }
   void counters(const CounterSink& sink) const override;
   void export_state(std::vector<uint8_t>& out) const override;
-  // Adds a route; false (with error) for a bad prefix or too many next hops.
+  // Adds a route; false (with error) for a bad prefix or too many next hops. After create(),
+  // IPv4 lookups walk the trie again (same answers) until compile_routes().
   bool add_route(const IpPrefix& prefix, const MacAddr& next_hop, std::string& error);
+  void compile_routes() { v4_.compile(); }
   size_t memory_bytes() const { return v4_.memory_bytes() + v6_.memory_bytes(); }
 
  private:
