@@ -10,7 +10,7 @@
 // Router::process looks up a burst): Lpm::lookup_burst_v4 on the same host-order array as
 // rte_lpm_lookup_bulk (also printed: Lpm::lookup_burst through pointers to the addresses) /
 // rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
-// (IPv4: the LpmDir16 image while it fits in 16 MiB, else DIR-24-8; the line says which, and how
+// (IPv4: the LpmDir16 image while it fits in 32 MiB, else DIR-24-8; the line says which, and how
 // much of nfpark's table the kernel put on transparent huge pages); its memory is what it maps.
 #pragma once
 #include <rte_lpm.h>

@@ -7,16 +7,16 @@
 // Why: a DIR-24-8 table (rte_lpm's layout; Lpm's 24-bit root) is 64 MiB whatever the route
 // count. At 1k routes its ~10% of routes shorter than /16 spread the looked-up entries over tens
 // of MiB, so lookups miss the cache and the TLB, and page placement decides the speed. The same
-// 1k BGP-like routes here take ~1.7 MiB (most of it the few /16s holding a /25-/32, read rarely):
+// 1k BGP-like routes here take ~1.1 MiB (most of it the few /16s holding a /25-/32, read rarely):
 // the hot part stays in L2. A 16-8-8 walk with a branch per level mispredicts on half the
 // addresses (those in a /17-/24), and a third level (prefixes past /24) behind a second load
 // costs ~1 ns per lookup even when taken by 5% of them: here each /16 has one group, so a
 // lookup is always root entry + group entry.
 //
-// Parameters: kMaxBytes (16 MiB: image memory at most; past it Lpm drops the image), values up
+// Parameters: kMaxBytes (32 MiB: image memory at most; past it Lpm drops the image), values up
 // to kMaxValue (15 bits: the router's next-hop indices). Memory: 256 KiB root + 64 KiB leaves +
 // 2 B per group entry (2^(longest − 16) entries per /16 with prefixes past /16). Build: one trie
-// lookup per entry (~8M at most: tens of ms), once, after the routes are in.
+// lookup per entry (16M at most: tens of ms), once, after the routes are in.
 //
 // Theory of operation. t_ holds 16-bit entries: [0, 32767) leaf slots (t_[v] = v), t_[32767] =
 // 0xFFFF (no route; sign-extends to kNoRoute), then the groups. A root entry is off << 5 | shift
@@ -38,7 +38,7 @@ class LpmDir16 {
  public:
   static constexpr uint32_t kNoRoute = ~0u;
   static constexpr uint32_t kMaxValue = 0x7FFE;
-  static constexpr size_t kMaxBytes = size_t(16) << 20;
+  static constexpr size_t kMaxBytes = size_t(32) << 20;
 
   void clear() { root_.clear(), t_.clear(); }
   // The value for host-order address `a`, or kNoRoute.

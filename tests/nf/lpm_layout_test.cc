@@ -159,9 +159,9 @@ TEST(LpmLayout, SmallTablesGetTheImageLargeOnesDir24) {
   EXPECT_TRUE(t.compile());
   EXPECT_EQ(t.first_stride(), 16);
   EXPECT_GT(t.groups(), Lpm::kWidenAfterGroups);  // would be DIR-24-8 without the image
-  // /32s in 200 distinct /16s: a 2^16-entry group each (128 KiB) passes 16 MiB, so the table
+  // /32s in 300 distinct /16s: a 2^16-entry group each (128 KiB) passes 32 MiB, so the table
   // widens to DIR-24-8 as they go in, keeping every answer.
-  for (uint32_t i = 0; i < 200; ++i) {
+  for (uint32_t i = 0; i < 300; ++i) {
     routes.push_back({(0x20000000u + (i << 16)) | (rnd() & 0xFFFF), 32, 5000 + i});
     insert(t, routes.back());
   }
