@@ -8,7 +8,7 @@
 // The layout is chosen by the table's shape as routes go in (the rule, IPv4):
 //  - 16-bit root + LpmDir16 image (two loads per lookup, no branch), built by compile(), while
 //    the image fits in LpmDir16::kMaxBytes (32 MiB, half a DIR-24 root) and every value fits in
-//    15 bits. peers_lib_bench's BGP-like mix: image 1.1 MiB at 1k routes, ~31 MiB at 16k;
+//    15 bits. peers_lib_bench's BGP-like mix: image 1.7 MiB at 1k routes, ~31 MiB at 16k;
 //    lookups 1.3-1.8 ns in bursts vs 3.1-3.4 ns for DIR-24-8 at 16k routes (same run).
 //  - else DIR-24-8 (auto mode; rebuilt from the kept routes) once the trie holds more than
 //    kWidenAfterGroups child groups (64 KiB; ~100 routes longer than /16): one load from a

@@ -7,7 +7,7 @@
 // Why: a DIR-24-8 table (rte_lpm's layout; Lpm's 24-bit root) is 64 MiB whatever the route
 // count. At 1k routes its ~10% of routes shorter than /16 spread the looked-up entries over tens
 // of MiB, so lookups miss the cache and the TLB, and page placement decides the speed. The same
-// 1k BGP-like routes here take ~1.1 MiB (most of it the few /16s holding a /25-/32, read rarely):
+// 1k BGP-like routes here take ~1.7 MiB (half of it the few /16s holding a /25-/32, read rarely):
 // the hot part stays in L2. A 16-8-8 walk with a branch per level mispredicts on half the
 // addresses (those in a /17-/24), and a third level (prefixes past /24) behind a second load
 // costs ~1 ns per lookup even when taken by 5% of them: here each /16 has one group, so a
