@@ -118,7 +118,7 @@ void grow_and_check(Lpm& t, const std::vector<Route>& routes, Rng& rnd, const ch
       in.push_back(r);
     }
     ASSERT_FALSE(t.dir16());
-    const auto addrs = make_addrs(rnd, in, 1000);
+    const auto addrs = make_addrs(rnd, in, 500);
     const auto want = answers(in, addrs);
     ASSERT_NO_FATAL_FAILURE(expect_all(t, addrs, want, what));
     t.compile();
@@ -129,7 +129,7 @@ void grow_and_check(Lpm& t, const std::vector<Route>& routes, Rng& rnd, const ch
 TEST(LpmLayout, EveryLayoutMatchesBruteForceWhileRoutesGoIn) {
   for (uint64_t seed : {1, 2}) {
     Rng rnd{seed};
-    const auto routes = make_routes(rnd, 400, 1);
+    const auto routes = make_routes(rnd, 300, 1);
     Lpm image(4, 16), wide(4, 24), autom(4);
     ASSERT_NO_FATAL_FAILURE(grow_and_check(image, routes, rnd, "dir16 image"));
     EXPECT_TRUE(image.dir16());
@@ -138,7 +138,7 @@ TEST(LpmLayout, EveryLayoutMatchesBruteForceWhileRoutesGoIn) {
     ASSERT_NO_FATAL_FAILURE(grow_and_check(autom, routes, rnd, "auto"));
     EXPECT_TRUE(autom.dir16());
     // Values past 15 bits: the 16-bit root without the image (the staged 16-8-8 walk).
-    const auto big = make_routes(rnd, 400, LpmDir16::kMaxValue);
+    const auto big = make_routes(rnd, 300, LpmDir16::kMaxValue);
     Lpm staged(4, 16);
     ASSERT_NO_FATAL_FAILURE(grow_and_check(staged, big, rnd, "16-8-8 staged"));
     EXPECT_FALSE(staged.dir16());
@@ -153,7 +153,7 @@ void insert(Lpm& t, const Route& r) {
 
 TEST(LpmLayout, SmallTablesGetTheImageLargeOnesDir24) {
   Rng rnd{9};
-  auto routes = make_routes(rnd, 1000, 0);
+  auto routes = make_routes(rnd, 600, 0);
   Lpm t(4);  // auto
   for (const Route& r : routes) insert(t, r);
   EXPECT_TRUE(t.compile());
@@ -167,7 +167,7 @@ TEST(LpmLayout, SmallTablesGetTheImageLargeOnesDir24) {
   }
   EXPECT_FALSE(t.compile());
   EXPECT_EQ(t.first_stride(), 24);
-  const auto addrs = make_addrs(rnd, routes, 1000);
+  const auto addrs = make_addrs(rnd, routes, 500);
   const auto want = answers(routes, addrs);
   expect_all(t, addrs, want, "auto after widening");
   // A fixed 16-bit root past the bound keeps the staged walk.
