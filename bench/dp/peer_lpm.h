@@ -4,18 +4,22 @@
 //
 // Routes: a BGP-like mix of random prefixes (IPv4: 55% /24, 15% /20-/23, 15% /16-/19, 10%
 // /8-/15, 5% /25-/32; IPv6: 50% /48, 30% /32-/47, 15% /49-/64, 5% /65-/128), next hop = index
-// mod 1000; 1k and 100k IPv4 routes, 1k and 20k IPv6 routes. Addresses: 90% inside a random
+// mod 1000; 1k and 100k IPv4 routes (NFPARK_LPM_ROUTES=n,n,... for other counts, >= 1000), 1k and
+// 20k IPv6 routes. Addresses: 90% inside a random
 // route, 10% random. One by one: nfpark's Lpm::lookup vs rte_lpm_lookup; bursts of 32 (as
 // Router::process looks up a burst): Lpm::lookup_burst_v4 on the same host-order array as
 // rte_lpm_lookup_bulk (also printed: Lpm::lookup_burst through pointers to the addresses) /
-// rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode (IPv4: 24-bit root past
-// Lpm::kWidenAfterGroups child groups), as the router builds it; its memory is what it maps.
+// rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
+// (IPv4: the LpmDir16 image while it fits in 32 MiB, else DIR-24-8; the line says which, and how
+// much of nfpark's table the kernel put on transparent huge pages); its memory is what it maps.
 #pragma once
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "nf/lpm.h"
@@ -79,6 +83,19 @@ inline std::vector<std::array<uint8_t, 16>> make_addrs(const std::vector<Route>&
   return out;
 }
 
+// AnonHugePages of this process (KiB): the difference around a table's build is what of it the
+// kernel backed with 2 MiB pages.
+inline size_t anon_huge_kib() {
+  size_t kib = 0;
+  if (FILE* f = std::fopen("/proc/self/smaps_rollup", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "AnonHugePages: %zu kB", &kib) == 1) break;
+    std::fclose(f);
+  }
+  return kib;
+}
+
 inline uint32_t host32(const uint8_t* a) {
   return uint32_t(a[0]) << 24 | uint32_t(a[1]) << 16 | uint32_t(a[2]) << 8 | a[3];
 }
@@ -89,10 +106,13 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
   using namespace lpm_peer;
   const std::vector<Route> routes = make_routes(n, false, 7 + n);
   const std::string label = "ipv4 " + std::to_string(n / 1000) + "k-routes";
+  const size_t thp0 = anon_huge_kib();
   nf::Lpm mine(4);
   Stopwatch sw;
   for (const Route& r : routes) mine.insert(r.addr.data(), r.len, r.hop);
+  mine.compile();  // as Router::create: the LpmDir16 image if the table's shape calls for it
   const double nf_build = sw.cpu();
+  const size_t nf_thp = anon_huge_kib() - thp0;
   const size_t heap0 = dpdk_heap_bytes();
   rte_lpm_config cfg{};
   cfg.max_rules = uint32_t(n);
@@ -163,13 +183,17 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
   }
   if (sink == 1) std::printf(" ");
   std::printf(
-      "\nLPM %s: build nfpark %.1f ms (DIR-%d root), rte_lpm %.1f ms | memory nfpark %zu KiB, "
-      "rte_lpm %zu KiB | %.0f%% of addresses routed\n  ns/lookup: nfpark one by one %.1f, burst "
-      "of 32 %.1f (%.1f through header pointers) | rte_lpm one by one %.1f, bulk of 32 %.1f\n",
-      label.c_str(), nf_build * 1e3, mine.first_stride(), peer_build * 1e3,
-      mine.memory_bytes() / 1024, peer_mem / 1024, 100.0 * double(hits) / double(nkeys),
-      one.variant.min() * 1e9, bulk.variant.min() * 1e9, ptrs.variant.min() * 1e9,
-      one.base.min() * 1e9, bulk.base.min() * 1e9);
+      "\nLPM %s: build nfpark %.1f ms (%s), rte_lpm %.1f ms | memory nfpark %zu KiB (%zu KiB "
+      "on transparent huge pages), rte_lpm %zu KiB | %.0f%% of addresses routed\n  ns/lookup: "
+      "nfpark one by one %.1f, burst of 32 %.1f (%.1f through header pointers) | rte_lpm one by "
+      "one %.1f, bulk of 32 %.1f\n",
+      label.c_str(), nf_build * 1e3,
+      mine.dir16()                ? "DIR-16 image"
+      : mine.first_stride() == 24 ? "DIR-24-8"
+                                  : "DIR-16-8-8",
+      peer_build * 1e3, mine.memory_bytes() / 1024, nf_thp, peer_mem / 1024,
+      100.0 * double(hits) / double(nkeys), one.variant.min() * 1e9, bulk.variant.min() * 1e9,
+      ptrs.variant.min() * 1e9, one.base.min() * 1e9, bulk.base.min() * 1e9);
   std::printf("    nfpark/rte_lpm one-by-one %s, bulk %s (header pointers: %s)\n",
               one.text().c_str(), bulk.text().c_str(), ptrs.text().c_str());
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " one-by-one", one));
@@ -238,7 +262,18 @@ inline void bench_lpm6(size_t n, const PeerOpts& o, PeerReport& rep) {
 }
 
 inline void bench_lpm(const PeerOpts& o, PeerReport& rep) {
-  for (size_t n : {size_t(1000), size_t(100000)}) bench_lpm4(n, o, rep);
+  std::vector<size_t> v4 = {1000, 100000};
+  if (const char* e = std::getenv("NFPARK_LPM_ROUTES")) {  // e.g. "2000,8000,16000"
+    v4.clear();
+    for (const char* p = e; *p;) {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(p, &end, 10);
+      if (end == p || n < 1000) break;
+      v4.push_back(size_t(n));
+      p = *end == ',' ? end + 1 : end;
+    }
+  }
+  for (size_t n : v4) bench_lpm4(n, o, rep);
   for (size_t n : {size_t(1000), size_t(20000)}) bench_lpm6(n, o, rep);
 }
 

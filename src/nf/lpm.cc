@@ -17,6 +17,24 @@ void Lpm::init_root(int stride) {
   root_.clear();
   groups_.clear();
   root_.resize(size_t(1) << stride, 0);
+  dir16_on_ = false;
+  dir16_.clear();
+  width_.assign(key_bytes_ == 4 && stride == 16 ? size_t(1) << 16 : 0, 0);
+  image_entries_ = 0;
+  image_values_ok_ = true;
+}
+
+bool Lpm::compile() {
+  dir16_on_ = !width_.empty() && image_fits() &&
+              dir16_.build(width_.data(), [this](uint32_t a) { return trie_v4(a); });
+  return dir16_on_;
+}
+
+uint32_t Lpm::trie_v4(uint32_t a) const {
+  uint32_t e = root_[a >> 16];
+  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a >> 8 & 0xFF)];
+  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a & 0xFF)];
+  return answer(e);
 }
 
 void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len) {
@@ -37,10 +55,19 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   mask_prefix(r.prefix.data(), key_bytes_, len);
   r.len = uint8_t(len);
   r.value = value;
+  dir16_on_ = false;  // the image is stale until the next compile()
   if (!insert_masked(r.prefix.data(), len, value)) return false;
+  if (!width_.empty()) {
+    const uint32_t c = uint32_t(r.prefix[0]) << 8 | r.prefix[1];
+    if (len > 16 + width_[c]) {
+      image_entries_ += (size_t(1) << (len - 16)) - (width_[c] ? size_t(1) << width_[c] : 0);
+      width_[c] = uint8_t(len - 16);
+    }
+    image_values_ok_ &= value <= LpmDir16::kMaxValue;
+  }
   if (!auto_widen_) return true;
   routes_.push_back(r);
-  if (groups() <= kWidenAfterGroups) return true;
+  if (image_fits() || groups() <= kWidenAfterGroups) return true;
   // Rebuild with a 24-bit root: replaying in insertion order keeps "the last insert wins".
   auto_widen_ = false;
   init_root(24);
@@ -113,6 +140,10 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+  if (dir16_on_) {
+    for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
+    return;
+  }
   // Under a 24-bit root nearly every key is one load with a predictable branch: a plain loop
   // lets the out-of-order core overlap the misses and measured faster than staged prefetching
   // (same run: 3.6 vs 4.9-5.7 ns/lookup at 100k routes, 2.1-3.0 vs 2.2-2.6 at 1k). Deeper
@@ -126,6 +157,7 @@ void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const {
+  if (dir16_on_) return dir16_.lookup_burst(addrs, out, n);
   if (stride_ != 24) {  // 16-bit root: network-order copies through the staged walk
     uint8_t be[kMaxBurst][4];
     const uint8_t* keys[kMaxBurst];

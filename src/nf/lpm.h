@@ -1,29 +1,38 @@
 // Lpm: longest-prefix match over IPv4 (4-byte) or IPv6 (16-byte) keys — a multibit trie with a
 // 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4,
 // 16-8-...-8 for IPv6), built by controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8
-// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6).
+// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6). Small
+// IPv4 tables are looked up in a cache-sized image of the 16-8-8 trie instead (lpm_dir16.h).
 //
-// Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default):
-// IPv4 starts at 16 and rebuilds itself with 24 once it holds more than kWidenAfterGroups child
-// groups (64 KiB; ~100 routes longer than /16), where one load from a 64 MiB root beats 2-3
-// dependent loads even at 1k routes (peers_lib_bench lpm: 2.0-2.5 vs 3.1-4.4 ns/lookup).
+// Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default).
+// The layout is chosen by the table's shape as routes go in (the rule, IPv4):
+//  - 16-bit root + LpmDir16 image (two loads per lookup, no branch), built by compile(), while
+//    the image fits in LpmDir16::kMaxBytes (32 MiB, half a DIR-24 root) and every value fits in
+//    15 bits. peers_lib_bench's BGP-like mix: image 1.7 MiB at 1k routes, ~31 MiB at 16k;
+//    lookups 1.3-1.8 ns in bursts vs 3.1-3.4 ns for DIR-24-8 at 16k routes (same run).
+//  - else DIR-24-8 (auto mode; rebuilt from the kept routes) once the trie holds more than
+//    kWidenAfterGroups child groups (64 KiB; ~100 routes longer than /16): one load from a
+//    64 MiB root beats 2-3 dependent loads at 100k routes. A first_stride of 16 keeps the 16-bit
+//    root (the image while it fits, else the staged walk); 24 never uses the image.
 //
 // Theory of operation. The root has 2^stride entries, each child group 2^8. An entry is a 32-bit
 // word: valid bit, "extended" bit (the value is a child group index), the length of the prefix
 // that wrote it (0..128) and a 22-bit value. Inserting a prefix of length `len` writes every entry
 // it covers at the level where `len` ends, except entries already written by a longer prefix; an
 // entry that must be refined further becomes a child group initialised with its old contents.
-// The result is independent of insertion order; equal prefixes: the last insert wins.
-// Lookup: one load per stride until a non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2
-// (24-8), IPv6 ≤ 15. lookup_burst() walks 16-bit-root and IPv6 tries up to 32 keys a level at a
-// time, prefetching every key's next entry before reading any of them, so the misses of a burst
-// overlap; under a 24-bit root it is a plain loop (one load per key, overlapped by the
-// out-of-order core; measured faster there, see lpm.cc). lookup_burst_v4() takes the IPv4 keys
-// as a dense array of host-order words (the router's burst; rte_lpm_lookup_bulk's input): under a
-// 24-bit root its loop is a shift, a load and at most one more, with no pointer per key.
+// The result is independent of insertion order; equal prefixes: the last insert wins. The IPv4
+// image is then updated for the entries the prefix covers (LpmDir16::update reads the trie).
+// Lookup: with the image, root entry + group entry; else one load per stride until a
+// non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8), IPv6 ≤ 15. lookup_burst() walks
+// 16-bit-root and IPv6 tries up to 32 keys a level at a time, prefetching every key's next entry
+// before reading any of them, so the misses of a burst overlap; under a 24-bit root it is a plain
+// loop (one load per key, overlapped by the out-of-order core; measured faster there, see
+// lpm.cc). lookup_burst_v4() takes the IPv4 keys as a dense array of host-order words (the
+// router's burst; rte_lpm_lookup_bulk's input): no pointer per key.
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
-// where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk).
-// In auto mode the routes are kept (20 B each) until the rebuild. No deletion (static config).
+// where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk),
+// + the image. In auto mode the routes are kept (20 B each) until the rebuild. No deletion
+// (static config).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -32,6 +41,7 @@
 #include <vector>
 
 #include "nf/huge_array.h"
+#include "nf/lpm_dir16.h"
 
 namespace nfpark::nf {
 
@@ -48,6 +58,11 @@ class Lpm {
   // above kMaxValue, len is out of range or the child groups are exhausted.
   bool insert(const uint8_t* prefix, int len, uint32_t value);
   uint32_t lookup(const uint8_t* key) const {
+    if (dir16_on_) {
+      uint32_t w;
+      std::memcpy(&w, key, 4);
+      return dir16_.lookup(__builtin_bswap32(w));
+    }
     uint32_t e = root_[root_index(key)];
     int pos = stride_ / 8;
     while (e & kExt) e = groups_[size_t(e & kValMask) << 8 | key[pos++]];
@@ -62,8 +77,14 @@ class Lpm {
   int key_bytes() const { return key_bytes_; }
   int first_stride() const { return stride_; }
   size_t groups() const { return groups_.size() / 256; }
+  // Builds the IPv4 lookup image (LpmDir16) when the table's shape calls for it (see above);
+  // true if lookups now read it. Call after the routes are in: an insert makes lookups walk the
+  // trie again (same answers, slower) until the next compile().
+  bool compile();
+  bool dir16() const { return dir16_on_; }  // lookups read the LpmDir16 image
   size_t memory_bytes() const {
-    return (root_.size() + groups_.size()) * sizeof(uint32_t) + routes_.capacity() * sizeof(Route);
+    return (root_.size() + groups_.size()) * sizeof(uint32_t) + routes_.capacity() * sizeof(Route) +
+           width_.capacity() + (dir16_on_ ? dir16_.memory_bytes() : 0);
   }
 
  private:
@@ -82,6 +103,8 @@ class Lpm {
   static uint32_t answer(uint32_t e) { return (e & kValid) ? (e & kValMask) : kNoRoute; }
   void init_root(int stride);
   bool insert_masked(const uint8_t* key, int len, uint32_t value);
+  // The 16-8-8 trie's answer for host-order address a (16-bit IPv4 roots only).
+  uint32_t trie_v4(uint32_t a) const;
   void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   // Writes `entry` over [first, first + n) of the table starting at `base` (root if base < 0,
   // else child group `base`), descending into child groups.
@@ -96,6 +119,16 @@ class Lpm {
   HugeArray<uint32_t> root_;
   HugeArray<uint32_t> groups_;
   std::vector<Route> routes_;  // auto mode, until widened: replayed into the 24-bit table
+  LpmDir16 dir16_;             // IPv4 under a 16-bit root: the image lookups read
+  bool dir16_on_ = false;      // dir16_ is current (compiled since the last insert)
+  // IPv4 under a 16-bit root: each /16's longest prefix − 16 (0 if none past /16), the image's
+  // group entries in all, and whether every value fits the image's 15 bits.
+  std::vector<uint8_t> width_;
+  size_t image_entries_ = 0;
+  bool image_values_ok_ = true;
+  bool image_fits() const {
+    return image_values_ok_ && LpmDir16::bytes_for(image_entries_) <= LpmDir16::kMaxBytes;
+  }
 };
 
 }  // namespace nfpark::nf

@@ -73,6 +73,7 @@ std::unique_ptr<Router> Router::create(const RouterConfig& cfg, std::string& err
       return nullptr;
     }
   }
+  r->v4_.compile();  // small tables: the cache-sized image (lpm_dir16.h)
   return r;
 }
 
