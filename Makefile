@@ -11,7 +11,9 @@ build: setup
 demo: setup
 	@PYTHONPATH=python .venv/bin/python -m nfpark demo
 
-test: setup
+# The test command builds what its tests run (unit tests, fuzz replays, nfpark), not the benches.
+test:
+	@NFPARK_BUILD_TARGET=nfpark_test_build scripts/setup.sh
 	@scripts/test.sh
 
 bench: setup

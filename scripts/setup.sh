@@ -3,6 +3,7 @@
 # Idempotent and non-interactive: a second run with nothing to do takes a few seconds.
 #   scripts/setup.sh            install + build (build/)
 #   NFPARK_SKIP_BUILD=1 ...     install only
+#   NFPARK_BUILD_TARGET=T ...   build only target T (make test: nfpark_test_build, no benches)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -63,5 +64,5 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 
 if [ -z "${NFPARK_SKIP_BUILD:-}" ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
-  cmake --build build -j"$(nproc)"
+  cmake --build build -j"$(nproc)" ${NFPARK_BUILD_TARGET:+--target "$NFPARK_BUILD_TARGET"}
 fi
