@@ -200,11 +200,14 @@ TEST(NfBurst, BoxPlacementGivesWhatInChainGives) {
       pa[i]->seq = pb[i]->seq = seq;
     }
     in_chain.step->run(pa.data(), n, now, a);
-    box.run(pb.data(), n, now, released);             // the box lcore
-    for (size_t i = 0; i < released.size(); i += 32)  // the NF lcore, a burst at a time
-      box_side.step->run(released.data() + i, uint16_t(std::min<size_t>(32, released.size() - i)),
-                         now, b);
-    released.clear();
+    box.run(pb.data(), n, now, released);  // the box lcore
+    // The NF lcore, a burst at a time; in-chain, a partial chain burst waits for the next
+    // releases while the port gave a full burst and Reframer holds packets (park/nf_burst.h),
+    // so the box side here takes the same bursts to compare like with like.
+    const size_t whole = n == 32 && box.held() ? released.size() / 32 * 32 : released.size();
+    for (size_t i = 0; i < whole; i += 32)
+      box_side.step->run(released.data() + i, uint16_t(std::min<size_t>(32, whole - i)), now, b);
+    released.erase(released.begin(), released.begin() + ptrdiff_t(whole));
   }
   in_chain.step->flush(1 * kSecond, a);
   box.flush(1 * kSecond, released);
