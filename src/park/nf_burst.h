@@ -58,6 +58,7 @@
 #include "core/parse.h"
 #include "core/time.h"
 #include "nf/nf.h"
+#include "nf/run_burst.h"
 #include "park/buffer_ops.h"
 #include "park/nf_endpoint.h"
 #include "park/reframe_stage.h"
@@ -182,7 +183,12 @@ class NfBurst {
       sink.viewed(pkts[i], ep_.counters().header_only != hdr_before);
       verdicts[i] = nf::Verdict::kPass;
     }
-    chain_->process({views.data(), n}, {verdicts.data(), n}, chain_now);
+    // Reframer's flow ids (of these bytes: no NF has run yet) tell the chain where runs start
+    std::array<uint64_t, kMax> flows;
+    if (rel)
+      for (uint16_t i = 0; i < n; ++i) flows[i] = rel[i].flow;
+    const nf::RunHints hints{flows.data()};
+    chain_->process({views.data(), n}, {verdicts.data(), n}, chain_now, rel ? &hints : nullptr);
     uint16_t keep = 0;
     for (uint16_t i = 0; i < n; ++i) {
       Handle h = pkts[i];

@@ -5,8 +5,8 @@
 //           only moves the released mbufs to the NF server's lcore).
 // Ports:    run(burst, now) / flush(now) -> `out` (released packets, flows kept together): a
 //           vector of handles (the box), or of Released (in-chain: each handle with the parse
-//           classify() made of it, its flow id and whether it starts a run of one flow, so the
-//           chain behind neither parses it again nor looks for its runs: park/nf_burst.h).
+//           classify() made of it and its flow id, so the chain behind neither parses it again
+//           nor compares keys where a run starts: park/nf_burst.h, nf::RunHints).
 // Config:   reframe::ReorderConfig (t_buff, max_burst, caps, priority, ACK coalescing,
 //           self-bypass, prefetch) and reframe::BypassRules (SYN, DSCP, header match).
 // Time:     `now` passed in (the engine's TraceClock: park/trace_clock.h).
@@ -47,13 +47,13 @@ class ReframeStage {
     Handle h;
     CarriedLayout layout;  // ip_version 0: none carried (self-bypassed, or not carriable)
   };
-  // A packet released in-chain: the handle, its parse, its flow id (reframe::PacketMeta::flow,
-  // FlowKeyHash64 of its key; 0: untracked) and whether it starts a run of one flow.
+  // A packet released in-chain: the handle, its parse and its flow id (reframe::PacketMeta::
+  // flow, FlowKeyHash64 of its key; 0: untracked or passed through): where the id changes, a
+  // run of one flow starts (nf::RunHints).
   struct Released {
     Handle h;
     CarriedLayout layout;
     uint64_t flow = 0;
-    bool run_start = true;
   };
   using Reorder = reframe::FlowReorder<Held>;
 
@@ -115,13 +115,13 @@ class ReframeStage {
       if constexpr (kHandles<Out>)
         out->push_back(h.h);
       else
-        out->push_back(Released{h.h, h.layout, 0, true});
+        out->push_back(Released{h.h, h.layout, 0});
     }
-    void emit_run(const Held& h, uint64_t flow, bool run_start) {
+    void emit_run(const Held& h, uint64_t flow, bool) {
       if constexpr (kHandles<Out>)
         out->push_back(h.h);
       else
-        out->push_back(Released{h.h, h.layout, flow, run_start});
+        out->push_back(Released{h.h, h.layout, flow});
     }
     void coalesced(const Held& h) {
       ++s->coalesced;
