@@ -64,9 +64,7 @@ class NfServer {
   const nf::Chain& chain() const { return step_->chain(); }
   const park::NfEndpointCounters& endpoint() const { return step_->endpoint(); }
   const FaultCounters* faults() const { return faults_ ? &faults_->counters() : nullptr; }
-  const reframe::FlowReorder<rte_mbuf*>* reframer() const {
-    return box_ ? &box_->stage->reframer() : step_->reframer();
-  }
+  const auto* reframer() const { return box_ ? &box_->stage->reframer() : step_->reframer(); }
 
   // park::NfBurst's sink: survivors go to the fault injector (if any) and out_.
   void viewed(rte_mbuf*, bool) {}

@@ -26,7 +26,8 @@ void Chain::prefetch_segment(size_t k) const {
   }
 }
 
-void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) {
+void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now,
+                    const RunHints* hints) {
   if (!run_aware_ || pkts.size() > kBurst) {
     for (auto& nf : nfs_) nf->process(pkts, verdicts, now);
     return;
@@ -35,7 +36,7 @@ void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nan
   for (size_t k = 0; k < nfs_.size(); ++k) {
     Nf& nf = *nfs_[k];
     if (!fresh && segment_finds_runs(k)) {
-      runs_->build(pkts, verdicts);
+      runs_->build(pkts, verdicts, hints);
       fresh = true;
       prefetch_segment(k);
     }
@@ -44,6 +45,7 @@ void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nan
     else
       nf.process(pkts, verdicts, now);
     if (nf.rewrites_flow_key()) {  // remapped only for a segment that would find them again
+      hints = nullptr;             // the ids were of the keys before this NF
       fresh = fresh && nf.run_aware() && segment_finds_runs(k + 1) &&
               nf.remap_runs(pkts, verdicts, *runs_);
       if (fresh) prefetch_segment(k + 1);

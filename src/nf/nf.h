@@ -36,6 +36,7 @@ enum class Verdict : uint8_t { kPass = 0, kDrop = 1 };
 // One sentence a user should read after a run: what went wrong and how to fix it.
 using WarningSink = std::function<void(std::string_view)>;
 struct FlowRuns;  // run_burst.h
+struct RunHints;  // run_burst.h
 
 // Appends the bytes of a trivially copyable value (NF state exports, for tests).
 template <class T>
@@ -112,7 +113,10 @@ class Chain {
   Chain();
   ~Chain();
   void add(std::unique_ptr<Nf> nf) { nfs_.push_back(std::move(nf)); }
-  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now);
+  // `hints`: the packets' flow ids as the engine's Reframer computed them from these bytes
+  // (run_burst.h); the chain's first runs then start where the ids change, without key compares.
+  void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now,
+               const RunHints* hints = nullptr);
   void set_run_aware(bool on) { run_aware_ = on; }
   bool run_aware() const { return run_aware_; }
   void export_state(std::vector<uint8_t>& out) const {

@@ -46,6 +46,13 @@
 
 namespace nfpark::nf {
 
+// What an engine knows of a burst's flows before the chain (nf.h: Chain::process): Reframer's
+// flow id of each packet (reframe::PacketMeta::flow: FlowKeyHash64 of its key, 1 for a hash of
+// 0, 0 for a packet without a key), computed from the bytes the chain's first NF sees.
+struct RunHints {
+  const uint64_t* flow;
+};
+
 struct FlowRuns {
   std::array<FlowKey, kBurst> keys;       // per run: the key of its live packets
   std::array<uint64_t, kBurst> hashes;    // per run: FlowKeyHash64 of the key (flow tables')
@@ -67,8 +74,12 @@ struct FlowRuns {
     return true;
   }
 
-  // Splits pkts (at most kBurst) into runs; `verdicts` says which packets are live.
-  void build(std::span<const PacketView> pkts, std::span<const Verdict> verdicts) {
+  // Splits pkts (at most kBurst) into runs; `verdicts` says which packets are live. With
+  // `hints` (RunHints: Reframer's flow ids of these very bytes), a packet whose flow id differs
+  // from the live packet before it starts a run without key compares, and a run's hash is its
+  // flow id; packets of one flow id are still checked to share the key (the id is a hash).
+  void build(std::span<const PacketView> pkts, std::span<const Verdict> verdicts,
+             const RunHints* hints = nullptr) {
     const size_t n = pkts.size() < kBurst ? pkts.size() : kBurst;
     count = 0;
     bool open = false;  // the current run may take the next live packet of its flow
@@ -78,15 +89,19 @@ struct FlowRuns {
         if (count == 0) open_run(i, true);  // a leading dead packet: a solo run of its own
         continue;
       }
-      if (open && same_v4_ports(pkts[i], pkts[lead])) continue;  // its key is the run's
+      // Another flow id than the live packet before it (in the open run): another key.
+      const bool other = hints && open && verdicts[i - 1] == Verdict::kPass &&
+                         hints->flow[i] != hints->flow[i - 1];
+      if (open && !other && same_v4_ports(pkts[i], pkts[lead])) continue;  // its key is the run's
       FlowKey k;
       const bool keyed = extract_flow_key(pkts[i].data, pkts[i].layout, k);
       const bool joins = keyed && runnable(pkts[i]);
-      if (open && joins && k == keys[count - 1]) continue;
+      if (open && joins && !other && k == keys[count - 1]) continue;
       open_run(i, !joins);
       if (joins) {
         keys[count - 1] = k;
-        hashes[count - 1] = FlowKeyHash64{}(k);
+        // classify() maps a hash of 0 to 1: only other ids are the key's hash as they are
+        hashes[count - 1] = hints && hints->flow[i] > 1 ? hints->flow[i] : FlowKeyHash64{}(k);
         lead = i;
       }
       open = joins;

@@ -27,7 +27,10 @@
 //  apply its own per-burst step (the dataplane's fault injector) and send them; a survivor
 //  carries the chain's parse (park/buffer_ops.h) when the engine can keep it. With Reframer,
 //  the packets read are held per flow and what Reframer releases runs through the chain in
-//  bursts of kBurst, flows kept together. Nothing here allocates per packet.
+//  bursts of kBurst, flows kept together; each released packet brings the parse Reframer's
+//  classify() made of it (ReframeStage::Released), which its view takes instead of parsing
+//  again (one parse per packet in-chain, whatever the engine's handles can carry). Nothing here
+//  allocates per packet.
 //
 //  Trace time. A replay runs faster than the trace, so one burst can span seconds of trace time
 //  where a capture is sparse, and a parking mode (QUEUE-MEM's batches, Reframer) or a separate NF
@@ -55,6 +58,7 @@
 #include "core/parse.h"
 #include "core/time.h"
 #include "nf/nf.h"
+#include "nf/run_burst.h"
 #include "park/buffer_ops.h"
 #include "park/nf_endpoint.h"
 #include "park/reframe_stage.h"
@@ -103,7 +107,11 @@ class NfBurst {
       return;
     }
     reorder_->run(pkts, n, now, ready_);
-    run_ready(now, sink);
+    // A full read means more packets wait at the port: a partial chain burst left over waits
+    // for the next call's releases (the chain's per-burst work and its 32 lookups in flight
+    // are shared by 32 packets, as without Reframer). Only while Reframer holds packets, so
+    // an engine that polls Reframer at next_deadline() (the simulator) comes back for it.
+    run_ready(now, sink, n == kMax && reorder_->held() > 0);
   }
 
   // End of a run: everything Reframer holds goes through the chain now.
@@ -116,21 +124,28 @@ class NfBurst {
   // The time flush() should run at when replaying a trace (the newest trace time, 0 if none).
   Nanos flush_time(Nanos now) const { return clock_.flush_time(now); }
 
-  size_t held() const { return reorder_ ? reorder_->held() : 0; }
+  // Packets Reframer holds, and released ones waiting for a full chain burst.
+  size_t held() const { return reorder_ ? reorder_->held() + ready_.size() : 0; }
   const nf::Chain& chain() const { return *chain_; }
   const NfEndpointCounters& endpoint() const { return ep_.counters(); }
-  const reframe::FlowReorder<Handle>* reframer() const {
+  const typename ReframeStage<B>::Reorder* reframer() const {
     return reorder_ ? &reorder_->reframer() : nullptr;
   }
   uint64_t coalesced() const { return reorder_ ? reorder_->coalesced : 0; }
+  // Starts a fresh self-bypass probe of Reframer (if set), e.g. after a warm-up.
+  void reframe_probe_now() {
+    if (reorder_) reorder_->probe_now();
+  }
 
   uint64_t rx = 0, nf_drops = 0;
 
  private:
   // Replaying a trace, runs pkts through the chain in segments at their own trace times (see
   // "Trace time"); otherwise at once at `now`.
+  // `rel` (Reframer's releases, in-chain): rel[i] is pkts[i] with its parse; nullptr: none.
+  using Released = typename ReframeStage<B>::Released;
   template <class Sink>
-  void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
+  void process(Handle* pkts, uint16_t n, Nanos now, Sink& sink, const Released* rel = nullptr) {
     if constexpr (requires(Handle h) { Nanos(B::trace_ts(h)); }) {
       if (clock_.trace_time()) {
         for (uint16_t b = 0; b < n;) {
@@ -142,18 +157,19 @@ class NfBurst {
             lo = std::min(lo, t);
             hi = std::max(hi, t);
           }
-          process_at(pkts + b, uint16_t(e - b), hi, now, sink);
+          process_at(pkts + b, uint16_t(e - b), hi, now, sink, rel ? rel + b : nullptr);
           b = e;
         }
         return;
       }
     }
-    process_at(pkts, n, now, now, sink);
+    process_at(pkts, n, now, now, sink, rel);
   }
 
   // The chain at `chain_now`; the sink's burst at the engine's `now`.
   template <class Sink>
-  void process_at(Handle* pkts, uint16_t n, Nanos chain_now, Nanos now, Sink& sink) {
+  void process_at(Handle* pkts, uint16_t n, Nanos chain_now, Nanos now, Sink& sink,
+                  const Released* rel) {
     auto& views = views_;  // a member: a local array would be zeroed (32 views) every burst
     std::array<nf::Verdict, kMax> verdicts;
     std::array<uint32_t, kMax> tag_at;
@@ -161,12 +177,18 @@ class NfBurst {
     for (uint16_t i = 0; i < n; ++i) {
       if (i + 1 < n) __builtin_prefetch(B::data(pkts[i + 1]));
       const uint64_t hdr_before = ep_.counters().header_only;
-      ep_.view(pkts[i], views[i], tag_at[i]);
+      ep_.view(pkts[i], views[i], tag_at[i],
+               rel && rel[i].layout.ip_version ? &rel[i].layout : nullptr);
       views[i].user = 0;
       sink.viewed(pkts[i], ep_.counters().header_only != hdr_before);
       verdicts[i] = nf::Verdict::kPass;
     }
-    chain_->process({views.data(), n}, {verdicts.data(), n}, chain_now);
+    // Reframer's flow ids (of these bytes: no NF has run yet) tell the chain where runs start
+    std::array<uint64_t, kMax> flows;
+    if (rel)
+      for (uint16_t i = 0; i < n; ++i) flows[i] = rel[i].flow;
+    const nf::RunHints hints{flows.data()};
+    chain_->process({views.data(), n}, {verdicts.data(), n}, chain_now, rel ? &hints : nullptr);
     uint16_t keep = 0;
     for (uint16_t i = 0; i < n; ++i) {
       Handle h = pkts[i];
@@ -189,20 +211,24 @@ class NfBurst {
     if (keep) sink.burst(pkts, tag_at.data(), notice.data(), keep, now);
   }
 
-  // Runs what Reframer released through the chain, a burst at a time, flows kept together.
+  // Runs what Reframer released through the chain, a burst at a time, flows kept together;
+  // with keep_tail a last partial burst stays in ready_ for the next call.
   template <class Sink>
-  void run_ready(Nanos now, Sink& sink) {
-    for (size_t i = 0; i < ready_.size(); i += kMax) {
-      const uint16_t n = uint16_t(std::min<size_t>(kMax, ready_.size() - i));
-      process(ready_.data() + i, n, now, sink);
+  void run_ready(Nanos now, Sink& sink, bool keep_tail = false) {
+    std::array<Handle, kMax> pkts;
+    const size_t total = ready_.size(), end = keep_tail ? total / kMax * kMax : total;
+    for (size_t i = 0; i < end; i += kMax) {
+      const uint16_t n = uint16_t(std::min<size_t>(kMax, end - i));
+      for (uint16_t j = 0; j < n; ++j) pkts[j] = ready_[i + j].h;
+      process(pkts.data(), n, now, sink, ready_.data() + i);
     }
-    ready_.clear();
+    ready_.erase(ready_.begin(), ready_.begin() + ptrdiff_t(end));
   }
 
   std::unique_ptr<nf::Chain> chain_;
   NfEndpoint<B> ep_;
   std::unique_ptr<ReframeStage<B>> reorder_;
-  std::vector<Handle> ready_;
+  std::vector<Released> ready_;         // what Reframer released, with parses (ReframeStage)
   std::array<PacketView, kMax> views_;  // process()'s burst (see there)
   TraceClock clock_;
 };

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "core/bytes.h"
+#include "core/carried_layout.h"
 #include "core/packet_view.h"
 #include "park/buffer_ops.h"
 #include "park/payload_park.h"
@@ -36,10 +37,14 @@ class NfEndpoint {
       : format_(slicer ? std::nullopt : format), notify_(notify_drops), slicer_(slicer) {}
 
   // Fills the NF's view of `h`. `tag_at` is set to the tag's offset, or 0 when untagged.
-  void view(Handle h, PacketView& v, uint32_t& tag_at) {
+  // `parsed`: h's parse made by an earlier stage of this engine (in-chain Reframer), else none.
+  void view(Handle h, PacketView& v, uint32_t& tag_at, const CarriedLayout* parsed = nullptr) {
     v.data = B::data(h);
     v.len = B::head_len(h);
-    parse_handle<B>(h, v.layout);  // in place (no copy of a result); carried if the engine can
+    if (parsed)
+      parsed->restore(v.len, v.layout);
+    else
+      parse_handle<B>(h, v.layout);  // in place (no copy of a result); carried if the engine can
     // Bytes the capture cut off (header-only traces) count as on the wire: meters see real sizes.
     const uint32_t cut = B::cut_len(h);
     v.wire_len = B::pkt_len(h) + cut;

@@ -111,9 +111,7 @@ class NfServer final : public PortPeer,
                                                static_cast<ReframeBoxStage::Host&>(*this));
   }
   // Reframer, in-chain or the box's (nullptr: none).
-  const reframe::FlowReorder<Packet*>* reframer() const {
-    return box_ ? &box_->stage().reframer() : step_->reframer();
-  }
+  const auto* reframer() const { return box_ ? &box_->stage().reframer() : step_->reframer(); }
   const NicProgram* nic() const { return nic_.get(); }
   void drain_nic() {
     if (nic_) nic_->drain();

@@ -132,6 +132,38 @@ TEST(FlowRuns, TheNatRemapsItsRunsToWhatFindingThemAgainGives) {
   EXPECT_EQ(checked, 8u);
 }
 
+// Reframer's flow ids as hints (nf::RunHints): a packet whose id differs from the one before
+// starts a run without key compares; packets of one id are still split by their keys (an id is
+// an unkeyed hash: two flows may share one), and a run's hash is its id.
+TEST(FlowRuns, HintsGiveTheRunsFindingThemGives) {
+  Burst plain({udp(1, 5), udp(1, 5), udp(2, 5), udp(2, 5), udp(2, 6), udp(1, 5)});
+  std::vector<uint64_t> ids;
+  for (const PacketView& v : plain.views) {
+    FlowKey k;
+    ASSERT_TRUE(extract_flow_key(v.data, v.layout, k));
+    ids.push_back(FlowKeyHash64{}(k));
+  }
+  const RunHints hints{ids.data()};
+  FlowRuns hinted;
+  hinted.build(plain.views, plain.verdicts, &hints);
+  ASSERT_EQ(hinted.count, plain.runs.count);
+  for (size_t r = 0; r < hinted.count; ++r) {
+    EXPECT_EQ(hinted.begin(r), plain.runs.begin(r));
+    EXPECT_EQ(hinted.solo[r], plain.runs.solo[r]);
+    EXPECT_TRUE(hinted.keys[r] == plain.runs.keys[r]);
+    EXPECT_EQ(hinted.hashes[r], plain.runs.hashes[r]);
+  }
+  // Two flows under one id (a collision): still two runs, each with its own key.
+  const std::vector<uint64_t> same(ids.size(), ids[0]);
+  const RunHints collide{same.data()};
+  hinted.build(plain.views, plain.verdicts, &collide);
+  ASSERT_EQ(hinted.count, plain.runs.count);
+  for (size_t r = 0; r < hinted.count; ++r) {
+    EXPECT_EQ(hinted.begin(r), plain.runs.begin(r));
+    EXPECT_TRUE(hinted.keys[r] == plain.runs.keys[r]);
+  }
+}
+
 TEST(FlowRuns, AFullBurstIsCutAtKBurst) {
   std::vector<Frame> f(kBurst + 3, udp(1, 5));
   Burst b(f);

@@ -11,6 +11,7 @@
 // flows, routes that leave some destinations unrouted, TTL-1 packets inside runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include "nf/nat.h"
 #include "nf/rate_limiter.h"
 #include "nf/router.h"
+#include "nf/run_burst.h"
 #include "nf/simple.h"
 #include "random_trace.h"
 
@@ -129,32 +131,50 @@ std::map<std::string, uint64_t> counters_of(const Chain& c) {
 void expect_same(const std::string& spec, uint64_t seed, double slf, size_t bursts) {
   SCOPED_TRACE(spec + " seed " + std::to_string(seed) + " slf " + std::to_string(slf));
   auto runs = make_chain(spec, true), packets = make_chain(spec, false);
+  // Run-aware with Reframer's flow ids as hints (RunHints: FlowKeyHash64 of each key, 1 for 0,
+  // 0 without a key, as reframe::classify() computes them; tests/reframe checks that it does).
+  auto hinted = make_chain(spec, true);
   RandomTrace trace(seed, 40 + uint32_t(seed % 5) * 40, slf);
   std::mt19937_64 clock_rng(seed);
   Nanos now = 1'000'000;
   for (size_t b = 0; b < bursts; ++b) {
     std::vector<TraceFrame> in = trace.burst();
-    std::vector<TraceFrame> out = in;
-    std::vector<PacketView> va(in.size()), vb(in.size());
-    std::vector<Verdict> da(in.size(), Verdict::kPass), db(in.size(), Verdict::kPass);
+    std::vector<TraceFrame> out = in, hin = in;
+    std::vector<PacketView> va(in.size()), vb(in.size()), vh(in.size());
+    std::vector<Verdict> da(in.size(), Verdict::kPass), db(in.size(), Verdict::kPass),
+        dh(in.size(), Verdict::kPass);
+    std::vector<uint64_t> ids(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       va[i] = view_of(in[i].bytes, in[i].cut, uint32_t(in[i].bytes.size()));
       vb[i] = view_of(out[i].bytes, out[i].cut, uint32_t(out[i].bytes.size()));
+      vh[i] = view_of(hin[i].bytes, hin[i].cut, uint32_t(hin[i].bytes.size()));
+      FlowKey k;
+      ids[i] = vh[i].layout.ok() && extract_flow_key(vh[i].data, vh[i].layout, k)
+                   ? std::max<uint64_t>(FlowKeyHash64{}(k), 1)
+                   : 0;
     }
+    const RunHints hints{ids.data()};
     runs->process(va, da, now);
     packets->process(vb, db, now);
+    hinted->process(vh, dh, now, &hints);
     for (size_t i = 0; i < in.size(); ++i) {
       ASSERT_EQ(da[i], db[i]) << "burst " << b << " packet " << i << ": verdicts differ";
       ASSERT_EQ(in[i].bytes, out[i].bytes) << "burst " << b << " packet " << i << ": bytes differ";
+      ASSERT_EQ(dh[i], db[i]) << "burst " << b << " packet " << i << ": verdicts differ (hints)";
+      ASSERT_EQ(hin[i].bytes, out[i].bytes)
+          << "burst " << b << " packet " << i << ": bytes differ (hints)";
       if (db[i] == Verdict::kPass) trace.emitted(out[i].bytes);
     }
     const uint64_t step = clock_rng() % 16;  // mostly a few µs; sometimes past idle timeouts
     now += step < 14 ? Nanos(clock_rng() % 20'000) : Nanos(300'000 + clock_rng() % 400'000);
   }
   EXPECT_EQ(counters_of(*runs), counters_of(*packets));
-  std::vector<uint8_t> sa, sb;
+  EXPECT_EQ(counters_of(*hinted), counters_of(*packets));
+  std::vector<uint8_t> sa, sb, sh;
   runs->export_state(sa);
   packets->export_state(sb);
+  hinted->export_state(sh);
+  EXPECT_TRUE(sh == sb) << "NF state differs with hints";
   EXPECT_FALSE(sb.empty() && spec != "macswap");
   EXPECT_TRUE(sa == sb) << "NF state differs (" << sa.size() << " vs " << sb.size() << " bytes)";
 }
