@@ -59,6 +59,8 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   const bool external_nf = cfg.role == Role::kSwitch;
   auto mode = make_switch_mode(cfg, pools.nic, err);
   if (!mode) return 2;
+  // What the chain reads (role switch: the chain of this config, which the NF servers run).
+  if (!steps.empty()) mode->set_reads(steps[0]->chain().reads());
   TrafficPorts traffic;
   // One NF link per NF server: sw_nf[k] here, nf_side[k] its in-process end (role all).
   const size_t m = std::max<uint32_t>(cfg.nf_servers, 1);

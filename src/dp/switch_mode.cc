@@ -23,21 +23,22 @@ uint8_t server_of(rte_mbuf* m, uint32_t n) {
   return uint8_t(s < n ? s : 0);
 }
 
-uint32_t header_len(rte_mbuf* m) {
-  return park::l4_header_len(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
-}
-
 // Baseline ("host" for the NIC modes): packets go whole to the NF server and back.
 class Baseline final : public SwitchMode {
  public:
   Baseline() : hb_(park::HostMode::kHost) {}
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
                  std::vector<rte_mbuf*>&) override {
-    for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
     uint64_t bytes = 0, touched = 0;  // the burst's sums: one counter update per burst
-    for (uint16_t i = 0; i < n; ++i) {
-      bytes += p[i]->pkt_len;
-      touched += header_len(p[i]);
+    const ViewNeed need = hb_.reads();
+    if (need == ViewNeed::kLengths) {  // the chain reads no byte: none is read here either
+      for (uint16_t i = 0; i < n; ++i) bytes += p[i]->pkt_len;
+    } else {
+      for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
+      for (uint16_t i = 0; i < n; ++i) {
+        bytes += p[i]->pkt_len;
+        touched += park::nf_read_len(need, rte_pktmbuf_mtod(p[i], uint8_t*), p[i]->data_len);
+      }
     }
     hb_.rx_host_burst(n, bytes);
     hb_.nf_burst(n, touched);
@@ -51,6 +52,7 @@ class Baseline final : public SwitchMode {
     out.insert(out.end(), p, p + n);
   }
   void drain(std::vector<rte_mbuf*>&) override {}
+  void set_reads(ViewNeed r) override { hb_.set_reads(r); }
   void report(const CounterSink& s) const override {
     hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
   }
@@ -170,6 +172,7 @@ class SlicerMode final : public SwitchMode {
     move_out(wire_, out);
   }
   void drain(std::vector<rte_mbuf*>&) override { sl_.drain(); }
+  void set_reads(ViewNeed r) override { sl_.set_reads(r); }
   void report(const CounterSink& s) const override { sl_.report(s); }
   uint64_t drops() const override { return sl_.slicer().counters().packet_drops(); }
   uint64_t held() const override { return sl_.slicer().counters().held(); }
@@ -200,7 +203,7 @@ class NicSplitMode final : public SwitchMode {
       rte_mbuf* m = p[i];
       if (m->nb_segs > 1 && m->pool == MbufOps::pools.headers) {  // split by the NIC already
         const uint32_t hdr = m->data_len, data = m->pkt_len - hdr;
-        ns_.rx(hdr, data, m->next->pool == nic_pool_, header_len(m));
+        ns_.rx(hdr, data, m->next->pool == nic_pool_, ns_.touched(m));
         nf.push_back(m);
         continue;
       }
@@ -217,6 +220,7 @@ class NicSplitMode final : public SwitchMode {
     }
   }
   void drain(std::vector<rte_mbuf*>&) override {}
+  void set_reads(ViewNeed r) override { ns_.set_reads(r); }
   void report(const CounterSink& s) const override { ns_.report(s); }
   uint64_t drops() const override { return 0; }
   uint64_t held() const override { return 0; }

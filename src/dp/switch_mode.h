@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/counters.h"
+#include "core/packet_view.h"
 #include "core/time.h"
 #include "dp/run_config.h"
 
@@ -54,6 +55,9 @@ class SwitchMode {
   // NF drops that came back as drop notices and found what they named (the NF counts only the
   // drops it frees; a notice that finds nothing is one of drops()).
   virtual uint64_t nf_drops_returned() const { return 0; }
+  // What the NF chain reads of a packet (nf::Chain::reads()): the host-boundary modes count
+  // those bytes as touched, and parse a packet for it only when the chain reads the parse.
+  virtual void set_reads(ViewNeed r) { (void)r; }
 };
 
 // `nic_pool`: the NIC-memory pool (nicmem mode), or nullptr.

@@ -203,6 +203,7 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
       w->server.push_back(
           std::make_unique<NfServer>(std::move(step), faults, spec.shape, pools.pkts));
     }
+    w->mode->set_reads(w->server[0]->chain().reads());  // what the chain reads: touched bytes
     w->traffic = traffic.queue(q);
     if (live) {
       w->steer = std::make_unique<Steer>(shard, rings, q);

@@ -26,6 +26,16 @@ void Chain::prefetch_segment(size_t k) const {
   }
 }
 
+ViewNeed Chain::reads() const {
+  ViewNeed need = ViewNeed::kLengths;
+  for (size_t k = 0; k < nfs_.size(); ++k) {
+    const ViewNeed r = nfs_[k]->reads();
+    if (r > need) need = r;
+    if (run_aware_ && nfs_[k]->run_aware()) need = ViewNeed::kHeaders;  // runs read the parse
+  }
+  return need;
+}
+
 void Chain::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now,
                     const RunHints* hints) {
   if (!run_aware_ || pkts.size() > kBurst) {

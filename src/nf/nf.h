@@ -79,6 +79,10 @@ class Nf {
   // False when the NF's per-packet decision costs less than finding the runs (~8-10 ns/packet:
   // the router's LPM): it then uses runs only when the chain has them already.
   virtual bool finds_runs() const { return true; }
+  // What of each packet's view the NF reads (core/packet_view.h): below kHeaders it never reads
+  // `layout`, and the engine then does not parse the packet for it. A run-aware NF keys on flows:
+  // kHeaders.
+  virtual ViewNeed reads() const { return ViewNeed::kHeaders; }
   // False when the NF never changes a packet's flow key (addresses, ports, protocol, ICMP
   // identifier): the chain then keeps its runs for the next NF instead of finding them again.
   virtual bool rewrites_flow_key() const { return true; }
@@ -141,6 +145,9 @@ class Chain {
     for (const auto& nf : nfs_) nf->steering(rules);
   }
   size_t size() const { return nfs_.size(); }
+  // The most any NF reads of a view (kHeaders when run-aware processing would find runs, which
+  // reads the parse): what the engine must give the chain (core/packet_view.h).
+  ViewNeed reads() const;
   const Nf& at(size_t i) const { return *nfs_[i]; }
 
  private:

@@ -10,6 +10,8 @@
 // Time:     none (busy measures its own spin with the TSC, which is not a clock of the model).
 // State:    none.
 // Counters: packets (each), bytes (forward: sum of wire_len).
+// Reads:    forward, busy: the lengths only; macswap: the Ethernet header — none needs the
+//           parse, so the engine does not parse for them (Nf::reads(), park/nf_burst.h).
 // Cost:     macswap ~= forward (24 ns/pkt incl. parse); busy(300) 200 ns/pkt (rdtsc ~20 ns here).
 // Refs:     PayloadPark (Goswami et al., NSDI'21) §6; NFSlicer; DPDK testpmd macswap.
 #pragma once
@@ -23,6 +25,7 @@ class MacSwap final : public Nf {
  public:
   std::string_view name() const override { return "macswap"; }
   bool rewrites_flow_key() const override { return false; }
+  ViewNeed reads() const override { return ViewNeed::kEthernet; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }
 
@@ -34,6 +37,7 @@ class Forward final : public Nf {
  public:
   std::string_view name() const override { return "forward"; }
   bool rewrites_flow_key() const override { return false; }
+  ViewNeed reads() const override { return ViewNeed::kLengths; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override {
     sink("packets", packets_);
@@ -49,6 +53,7 @@ class Busy final : public Nf {
   explicit Busy(uint64_t cycles = 300) : cycles_(cycles) {}
   std::string_view name() const override { return "busy"; }
   bool rewrites_flow_key() const override { return false; }
+  ViewNeed reads() const override { return ViewNeed::kLengths; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }
   uint64_t cycles() const { return cycles_; }

@@ -18,7 +18,11 @@
 // do not cross PCIe". Descriptors are counted separately (one per buffer/scatter-gather element)
 // and priced at desc_bytes each (default 16 B: an Intel RX/TX descriptor, an mlx5 data segment);
 // completions, TLP headers and doorbells are not modelled. kept_bytes = frame bytes that never
-// crossed (payload never copied to host memory). touched = header bytes the NF chain reads.
+// crossed (payload never copied to host memory). touched = header bytes the NF chain reads: the
+// L2-L4 headers (the parse's payload_off; the first 64 bytes of a frame that does not parse) when
+// some NF of the chain reads the parse, the Ethernet header when the chain reads only that
+// (macswap), 0 when it reads only lengths (forward) — set_reads(), the chain's nf::Chain::reads();
+// default: the headers (park/nic_split.h: nf_read_len).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -26,6 +30,7 @@
 #include <string_view>
 
 #include "core/counters.h"
+#include "core/packet_view.h"
 
 namespace nfpark::park {
 
@@ -70,7 +75,11 @@ class HostBoundary {
   void rx_nfslicer(uint32_t wire, uint32_t host_len) { add_rx(wire, host_len, 1); }
   void tx_nfslicer(uint32_t wire, uint32_t host_len) { add_tx(wire, host_len, 1); }
 
-  // The NF chain processed one packet and read `touched` header bytes (layout.payload_off).
+  // What the NF chain reads of a packet (its nf::Chain::reads()): how touched bytes are counted.
+  void set_reads(ViewNeed r) { reads_ = r; }
+  ViewNeed reads() const { return reads_; }
+
+  // The NF chain processed one packet and read `touched` header bytes (nf_read_len).
   void nf(uint32_t touched) {
     ++nf_packets_;
     nf_touched_ += touched;
@@ -114,6 +123,7 @@ class HostBoundary {
   }
   HostMode mode_;
   uint32_t desc_bytes_;
+  ViewNeed reads_ = ViewNeed::kHeaders;
   BoundaryDir rx_, tx_;
   uint64_t nicmem_fallbacks_ = 0, nf_packets_ = 0, nf_touched_ = 0;
 };

@@ -25,9 +25,11 @@
 //  at once at `now`, and the chain's drops become notices or are freed. The survivors (and the
 //  notices, flagged) go to the Sink in input order, one call per chain burst, so an engine can
 //  apply its own per-burst step (the dataplane's fault injector) and send them; a survivor
-//  carries the chain's parse (park/buffer_ops.h) when the engine can keep it. With Reframer,
-//  the packets read are held per flow and what Reframer releases runs through the chain in
-//  bursts of kBurst, flows kept together; each released packet brings the parse Reframer's
+//  carries the chain's parse (park/buffer_ops.h) when the engine can keep it. A chain that
+//  reads no parse (nf::Chain::reads() below kHeaders: forward, macswap) on untagged packets
+//  gets views without one: nothing is parsed, nothing carried (a carried parse stays valid). With
+//  Reframer, the packets read are held per flow and what Reframer releases runs through the chain
+//  in bursts of kBurst, flows kept together; each released packet brings the parse Reframer's
 //  classify() made of it (ReframeStage::Released), which its view takes instead of parsing
 //  again (one parse per packet in-chain, whatever the engine's handles can carry). Nothing here
 //  allocates per packet.
@@ -76,7 +78,9 @@ class NfBurst {
 
   NfBurst(std::unique_ptr<nf::Chain> chain, std::optional<TagFormat> format, bool notify,
           bool slicer = false)
-      : chain_(std::move(chain)), ep_(format, notify, slicer) {}
+      : chain_(std::move(chain)),
+        ep_(format, notify, slicer),
+        unparsed_(ep_.untagged() && chain_->reads() < ViewNeed::kHeaders) {}
 
   // Puts Reframer in front of the chain: packets are held per flow for up to t_buff and reach
   // the chain flow by flow.
@@ -175,6 +179,12 @@ class NfBurst {
     std::array<uint32_t, kMax> tag_at;
     std::array<bool, kMax> notice;
     for (uint16_t i = 0; i < n; ++i) {
+      if (unparsed_) {  // the chain reads no parse and no packet carries a tag: none is made
+        ep_.view_unparsed(pkts[i], views[i], tag_at[i]);
+        sink.viewed(pkts[i], false);
+        verdicts[i] = nf::Verdict::kPass;
+        continue;
+      }
       if (i + 1 < n) __builtin_prefetch(B::data(pkts[i + 1]));
       const uint64_t hdr_before = ep_.counters().header_only;
       ep_.view(pkts[i], views[i], tag_at[i],
@@ -198,7 +208,7 @@ class NfBurst {
         h = ep_.on_drop(h, tag_at[i]);
         if (h == B::null()) continue;
         is_notice = true;
-      } else {
+      } else if (!unparsed_) {
         // NFs rewrite header fields in place, never where the headers are (they share this
         // one parse; nf/nf.h): the view's parse is still the packet's, for the next stage
         carry_layout<B>(h, views[i].layout);
@@ -231,6 +241,7 @@ class NfBurst {
   std::vector<Released> ready_;         // what Reframer released, with parses (ReframeStage)
   std::array<PacketView, kMax> views_;  // process()'s burst (see there)
   TraceClock clock_;
+  bool unparsed_;  // views without the parse (the chain reads none; nothing tagged)
 };
 
 }  // namespace nfpark::park

@@ -84,6 +84,19 @@ class NfEndpoint {
     }
   }
 
+  // True when no packet carries a tag or token (baseline, the NIC modes): a chain that reads no
+  // parse (ViewNeed below kHeaders) may then take view_unparsed()'s views.
+  bool untagged() const { return !format_ && !slicer_; }
+  // view() for an untagged endpoint without the parse: data, len and wire_len; `layout` is left
+  // as it is (the chain does not read it). Counted as view() counts a whole packet.
+  void view_unparsed(Handle h, PacketView& v, uint32_t& tag_at) {
+    v.data = B::data(h);
+    v.len = B::head_len(h);
+    v.wire_len = B::pkt_len(h) + B::cut_len(h);
+    tag_at = 0;
+    ++ctr_.whole;
+  }
+
   // The NF chain dropped `h`. Returns the packet to send back (an explicit drop), or B::null()
   // after freeing it. NFSlicer has no drop notification: its ring reclaims by TTL.
   Handle on_drop(Handle h, uint32_t tag_at) {

@@ -10,7 +10,8 @@
 //           the cut is max(header_segment, L2-L4 headers), never past the first segment),
 //           NicMemory slots ([nicmem] pool, 4096 B buffers in the dataplane).
 // Counters: host_boundary.* (park/host_boundary.h: rx/tx packets, data and descriptor bytes,
-//           kept bytes, nicmem_fallbacks, nf_touched), not_split_one_segment (a frame no longer
+//           kept bytes, nicmem_fallbacks, nf_touched: what the chain reads, set_reads()),
+//           not_split_one_segment (a frame no longer
 //           than its header segment, or no header buffer: it goes as one segment).
 // Paper:    nicmem (header/data split on receive, payloads stay in NIC memory; primary ring in
 //           NIC memory, secondary in host memory when it runs out). Differs: the dataplane cuts
@@ -32,6 +33,11 @@ namespace nfpark::park {
 inline uint32_t l4_header_len(const uint8_t* d, uint32_t len) {
   const PacketLayout L = parse_packet(d, len);
   return L.ok() ? L.payload_off : std::min<uint32_t>(len, 64);
+}
+// Header bytes at `d` (`len` present) an NF chain that reads `need` reads: l4_header_len when it
+// reads the parse, else the bytes it reads without one (core/packet_view.h), with no parse.
+inline uint32_t nf_read_len(ViewNeed need, const uint8_t* d, uint32_t len) {
+  return need == ViewNeed::kHeaders ? l4_header_len(d, len) : unparsed_read_len(need, len);
 }
 
 template <BufferOps B>
@@ -63,11 +69,14 @@ class NicSplit {
       out = h;
       hdr = B::pkt_len(h);
     }
-    rx(hdr, B::pkt_len(out) - hdr, in_nic, l4_header_len(B::data(out), B::head_len(out)));
+    rx(hdr, B::pkt_len(out) - hdr, in_nic, touched(out));
     return out;
   }
+  // The header bytes the NF chain reads of `h` as it reaches the NF server (set_reads()).
+  uint32_t touched(Handle h) const { return nf_read_len(hb_.reads(), B::data(h), B::head_len(h)); }
+  void set_reads(ViewNeed r) { hb_.set_reads(r); }
   // A frame the NIC has already cut (hdr + data bytes; `data_in_nic`: where the payload
-  // landed); `touched`: the L2-L4 bytes the NF reads.
+  // landed); `touched`: the header bytes the NF reads (touched()).
   void rx(uint32_t hdr, uint32_t data, bool data_in_nic, uint32_t touched) {
     if (hb_.mode() == HostMode::kNicmem)
       hb_.rx_nicmem(hdr, data, data_in_nic);

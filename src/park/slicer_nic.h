@@ -34,7 +34,7 @@ class SlicerNic {
     if (host.size() > before) {
       Handle h = host[host.size() - 1];
       hb_.rx_nfslicer(wire_len, B::pkt_len(h));
-      hb_.nf(l4_header_len(B::data(h), B::head_len(h)));
+      hb_.nf(nf_read_len(hb_.reads(), B::data(h), B::head_len(h)));
     }
   }
   // A packet the host sends: the frame that leaves goes to `wire` (nothing when dropped).
@@ -45,6 +45,8 @@ class SlicerNic {
     if (wire.size() > before) hb_.tx_nfslicer(B::pkt_len(wire[wire.size() - 1]), host_len);
   }
   void drain() { sl_.drain(); }
+  // What the NF chain reads (nf::Chain::reads()): the host boundary's touched bytes.
+  void set_reads(ViewNeed r) { hb_.set_reads(r); }
 
   void report(const CounterSink& s) const {
     sl_.report(s);

@@ -16,7 +16,7 @@ class HostNic final : public NicProgram {
   HostNic() : hb_(park::HostMode::kHost) {}
   Packet* rx(Packet* p, uint16_t, PcieCost& cost) override {
     hb_.rx_host(p->len);
-    hb_.nf(park::l4_header_len(p->data, p->head));
+    hb_.nf(park::nf_read_len(hb_.reads(), p->data, p->head));
     cost = {p->len, 1};
     return p;
   }
@@ -29,6 +29,7 @@ class HostNic final : public NicProgram {
     hb_.report([&](std::string_view k, uint64_t v) { s("host_boundary." + std::string(k), v); });
   }
   const park::HostBoundary& boundary() const override { return hb_; }
+  void set_reads(ViewNeed r) override { hb_.set_reads(r); }
 
  private:
   park::HostBoundary hb_;
@@ -64,6 +65,7 @@ class SlicerNicProgram final : public NicProgram {
     s("live_at_end", nic_.slicer().live());
   }
   const park::HostBoundary& boundary() const override { return nic_.boundary(); }
+  void set_reads(ViewNeed r) override { nic_.set_reads(r); }
 
  private:
   park::SlicerNic<SimBuffer> nic_;
@@ -123,6 +125,7 @@ class NicSplitNic final : public NicProgram {
   }
   bool all_back() const override { return mem_.all_back(); }
   const park::HostBoundary& boundary() const override { return ns_.boundary(); }
+  void set_reads(ViewNeed r) override { ns_.set_reads(r); }
 
  private:
   static constexpr uint16_t kInNic = 0x8000, kCutMask = 0x7FFF;

@@ -64,6 +64,8 @@ class NicProgram {
   virtual void report(const CounterSink& s) const = 0;
   virtual bool all_back() const { return true; }  // NIC memory returned ("pools full")
   virtual const park::HostBoundary& boundary() const = 0;
+  // What the NF server's chain reads (nf::Chain::reads()): the touched bytes counted.
+  virtual void set_reads(ViewNeed r) = 0;
 };
 
 // The NIC of `mode` ("baseline", "nfslicer", "nicmem", "split"); nullptr with `err` set

@@ -112,6 +112,7 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     if (auto hm = nic_mode(cfg.mode)) {                     // the NIC program in front of PCIe
       auto nic = make_nic_program(*hm, cfg.nic, err);
       if (!nic) return false;
+      nic->set_reads(s->chain().reads());  // the touched bytes: what the chain reads
       s->set_nic(std::move(nic));
     }
     const uint16_t port = uint16_t(tc.ports + k);

@@ -22,6 +22,10 @@ from . import nfpark_cli as cli
 from .lab import Lab
 
 CHAIN = "nat,counter"
+# Chains that read no parse (nf::Nf::reads()): neither engine parses for them, and both count
+# as touched only what they read (macswap: the Ethernet header; forward: nothing).
+CHAINS = {"baseline": "macswap", "nicmem": "forward"}
+TOUCHED = {"macswap": 14, "forward": 0}
 
 # [faults], the same keys and seed for both engines (park/fault_injector.h in both). Drops,
 # duplicates, corrupted tags and delays are drawn per packet in stream order, so both engines
@@ -140,11 +144,12 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
     t_buff = REFRAMER.get(case)
     cfg.write_text((f"[run]\nreframe_us = {t_buff}\n" if t_buff else "") + section)
     run_out = tmp_path / "run.pcap"
-    run = cli.run(trace, run_out, mode, CHAIN, config=cfg)
+    chain_spec = CHAINS.get(case, CHAIN)
+    run = cli.run(trace, run_out, mode, chain_spec, config=cfg)
     cli.assert_accounting(run)
 
     scenario = tmp_path / "sim.toml"
-    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=CHAIN, section=(
+    scenario.write_text(SCENARIO.format(mode=mode, pcap=trace, chain=chain_spec, section=(
         f"reframe_us = {t_buff}\n" if t_buff else "") + section))
     sim_out = tmp_path / "sim.pcap"
     p = cli.nfpark("sim", scenario, "--json", "--no-progress", "--out-pcap", sim_out)
@@ -203,6 +208,10 @@ def test_run_and_sim_give_the_same_packets_and_counters(lab: Lab, tmp_path: Path
                                              "coalesced", "held_now")}
         assert {k: c["reframe." + k] for k in rf} == rf
         assert rf["rx"] == run["packets_in"] and rf["held"] > 0 and rf["held_now"] == 0
+    if chain_spec in TOUCHED:  # what the chain reads, for each packet the NF server saw
+        hb = "park.host_boundary."
+        assert c[hb + "nf_packets"] > 0
+        assert c[hb + "nf_touched_bytes"] == TOUCHED[chain_spec] * c[hb + "nf_packets"]
     if mode == "payloadpark":
         assert run["split"] == c["park.splits"] > 0
     if mode == "nfslicer":  # payloads stayed on the NIC: fewer bytes crossed than arrived

@@ -105,5 +105,24 @@ TEST(NicMemory, PayloadsLandInNicMemoryWhileItHasRoom) {
   EXPECT_TRUE(nm.all_back());
 }
 
+// Touched bytes are what the chain reads (HostBoundary::set_reads): the L2-L4 headers when it
+// reads the parse, the Ethernet header (macswap), nothing (forward); the cut does not change.
+TEST(NicSplit, TouchedBytesAreWhatTheChainReads) {
+  for (auto [need, touched] :
+       {std::pair{ViewNeed::kHeaders, 42u}, {ViewNeed::kEthernet, 14u}, {ViewNeed::kLengths, 0u}}) {
+    NicSplit<VecBuffer> ns(HostMode::kNicmem, 64);
+    ns.set_reads(need);
+    FakeSplit split;
+    VecPkt* a = udp(1518);
+    ns.to_nf(a, true, split);
+    ns.rx(64, 1454, true, ns.touched(a));  // a frame the NIC cut: the engine asks touched()
+    EXPECT_EQ(ns.boundary().nf_touched(), 2 * touched);
+    EXPECT_EQ(ns.boundary().rx().data_bytes, 128u);
+    VecBuffer::free(a);
+  }
+  EXPECT_EQ(nf_read_len(ViewNeed::kEthernet, nullptr, 10), 10u);  // no parse: never reads data
+  EXPECT_EQ(nf_read_len(ViewNeed::kLengths, nullptr, 1500), 0u);
+}
+
 }  // namespace
 }  // namespace nfpark::park

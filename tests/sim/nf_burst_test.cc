@@ -266,5 +266,66 @@ TEST(NfBurst, BoxPlacementGivesWhatInChainGives) {
   EXPECT_EQ(box_side.pool.live(), 0u);
 }
 
+// Records what each view holds: its parse's status, its data and lengths.
+struct Recorder final : nf::Nf {
+  ViewNeed need;
+  std::vector<ParseStatus>* status;
+  std::vector<uint32_t>* wire;
+  explicit Recorder(ViewNeed n) : need(n) {}
+  std::string_view name() const override { return "recorder"; }
+  ViewNeed reads() const override { return need; }
+  void process(std::span<PacketView> pkts, std::span<nf::Verdict>, Nanos) override {
+    for (const PacketView& v : pkts) {
+      status->push_back(v.layout.status);
+      wire->push_back(v.wire_len);
+    }
+  }
+};
+
+// A chain that reads no parse, on untagged packets: views without one — nothing parsed, a
+// carried parse neither taken nor replaced — the same lengths and endpoint counts; with tags
+// (the endpoint must find them) or a chain that reads the parse, views are parsed as before.
+TEST(NfBurst, AChainThatReadsNoParseGetsViewsWithoutOne) {
+  for (ViewNeed need : {ViewNeed::kLengths, ViewNeed::kEthernet, ViewNeed::kHeaders})
+    for (bool tagged : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << int(need) << " tagged " << tagged);
+      std::vector<ParseStatus> status;
+      std::vector<uint32_t> wire;
+      auto chain = std::make_unique<nf::Chain>();
+      auto rec = std::make_unique<Recorder>(need);
+      rec->status = &status;
+      rec->wire = &wire;
+      chain->add(std::move(rec));
+      park::NfBurst<SimBuffer> step(
+          std::move(chain), tagged ? std::optional(park::TagFormat::kNfpark) : std::nullopt, true);
+      PacketPool pool{64};
+      std::array<Packet*, 8> pkts;
+      for (uint16_t i = 0; i < 8; ++i) {
+        pkts[i] = make_packet(pool, 100 + i, i);
+        if (i % 2) SimBuffer::carry_layout(pkts[i], parse_packet(pkts[i]->data, pkts[i]->head));
+      }
+      struct Keep {
+        std::vector<Packet*> out;
+        void viewed(Packet*, bool) {}
+        void burst(Packet** p, const uint32_t*, const bool*, uint16_t n, Nanos) {
+          for (uint16_t i = 0; i < n; ++i) out.push_back(p[i]);
+        }
+      } sink;
+      step.run(pkts.data(), 8, 1000, sink);
+      ASSERT_EQ(sink.out.size(), 8u);
+      EXPECT_EQ(step.endpoint().whole, 8u);
+      const bool unparsed = need != ViewNeed::kHeaders && !tagged;
+      for (uint16_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(status[i] == ParseStatus::kOk, !unparsed) << i;
+        EXPECT_EQ(wire[i], 100u + i);
+        PacketLayout L;
+        // parsed: every survivor carries the chain's parse; unparsed: what it carried before
+        EXPECT_EQ(SimBuffer::take_layout(sink.out[i], L), !unparsed || i % 2 == 1) << i;
+        pool.free(sink.out[i]);
+      }
+      EXPECT_EQ(pool.live(), 0u);
+    }
+}
+
 }  // namespace
 }  // namespace nfpark::sim

@@ -190,5 +190,32 @@ TEST(NicHook, SlicerPayloadsOfLostHeadersAreFreedAtExitOrByTtl) {
   }
 }
 
+// Every NIC program counts as touched what the chain reads (set_reads, from the chain's
+// nf::Chain::reads() in run_topology): the headers, the Ethernet header, or nothing.
+TEST(NicHook, TouchedBytesAreWhatTheChainReads) {
+  for (park::HostMode mode : {park::HostMode::kHost, park::HostMode::kNfslicer,
+                              park::HostMode::kNicmem, park::HostMode::kSplit})
+    for (auto [need, touched] : {std::pair{ViewNeed::kHeaders, kHeaders},
+                                 {ViewNeed::kEthernet, 14u},
+                                 {ViewNeed::kLengths, 0u}}) {
+      SCOPED_TRACE(::testing::Message() << park::to_string(mode) << " " << int(need));
+      std::string err;
+      auto nic = make_nic_program(mode, NicConfig{}, err);
+      ASSERT_TRUE(nic) << err;
+      nic->set_reads(need);
+      PacketPool pool{kFrame + 64};
+      Packet* p = make_packet(pool, kFrame, 1);
+      PcieCost cost;
+      Packet* h = nic->rx(p, 0, cost);
+      ASSERT_NE(h, nullptr);
+      EXPECT_EQ(nic->boundary().nf_touched(), touched);
+      EXPECT_EQ(nic->boundary().nf_packets(), 1u);
+      Packet* out = nic->tx(h, cost);
+      if (out) pool.free(out);
+      nic->drain();
+      EXPECT_EQ(pool.live(), 0u);
+    }
+}
+
 }  // namespace
 }  // namespace nfpark::sim
