@@ -50,7 +50,12 @@
 //   void     B::carry_layout(Handle, const PacketLayout& L)
 //            the handle's bytes parse to L (with captured = head_len) until the next change to
 //            them: every operation above that changes bytes or lengths forgets it.
-// parse_handle() and carry_layout() below use them when B has them and parse otherwise.
+//   bool     B::take_flow_hash(Handle, uint64_t& out)
+//            true and `out` = FlowKey::hash() of extract_flow_key(bytes, their parse), if the
+//            handle carries it (a source that knows its flows); it then carries none. Only with
+//            the parse take_layout would give: call it first (taking the layout forgets it).
+// parse_handle(), carry_layout() and take_flow_hash() below use them when B has them (and parse
+// or hash otherwise).
 #pragma once
 #include <concepts>
 #include <cstdint>
@@ -85,6 +90,11 @@ concept CarriesLayout = requires(typename B::Handle h, PacketLayout& out, const 
   B::carry_layout(h, L);
 };
 
+template <typename B>
+concept CarriesFlowHash = requires(typename B::Handle h, uint64_t& out) {
+  { B::take_flow_hash(h, out) } -> std::same_as<bool>;
+};
+
 // The parse of h's bytes: the one it carries, else parse_packet's.
 template <BufferOps B>
 inline void parse_handle(typename B::Handle h, PacketLayout& out) {
@@ -96,6 +106,18 @@ inline void parse_handle(typename B::Handle h, PacketLayout& out) {
 template <BufferOps B>
 inline void carry_layout(typename B::Handle h, const PacketLayout& L) {
   if constexpr (CarriesLayout<B>) B::carry_layout(h, L);
+}
+
+// The flow-key hash h carries (false: none; the caller extracts and hashes the key). Before
+// parse_handle(h): taking the parse forgets the hash.
+template <BufferOps B>
+inline bool take_flow_hash(typename B::Handle h, uint64_t& out) {
+  if constexpr (CarriesFlowHash<B>) {
+    return B::take_flow_hash(h, out);
+  } else {
+    (void)h, (void)out;
+    return false;
+  }
 }
 
 }  // namespace nfpark::park

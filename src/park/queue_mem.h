@@ -98,13 +98,15 @@ class QueueMem {
                            Emitter<Handle>& to_out) {
     uint8_t* d = B::data(pkt);
     const uint32_t len = B::pkt_len(pkt);
+    uint64_t h = 0;
+    const bool hashed = take_flow_hash<B>(pkt, h);  // a source's: before the parse is taken
     PacketLayout L;
     parse_handle<B>(pkt, L);
     FlowKey k;
     uint32_t s = 0, b = 0;
     bool waits = false;
-    if (port < cfg_.ports && extract_flow_key(d, L, k)) {
-      const uint64_t h = k.hash();
+    if (port < cfg_.ports && (hashed || extract_flow_key(d, L, k))) {
+      if (!hashed) h = k.hash();
       s = st_.slice_index(port, h);
       b = st_.bucket(h);
       waits = st_.waiting(s, b);

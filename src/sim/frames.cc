@@ -34,6 +34,7 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
   t->ip_version.assign(n, 0);
   t->l4_proto.assign(n, 0);
   t->layout.assign(n, CarriedLayout{});
+  t->key_hash.assign(n, 0);
   trace::Generator gen(g);
   Nanos ts;
   const std::vector<uint8_t>* frame;
@@ -51,6 +52,9 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
     t->ip_version[f] = L.ip_version;
     t->l4_proto[f] = L.l4_proto;
     if (!t->layout[f].keep(L) || L.ip_end != frame->size()) t->layout[f] = CarriedLayout{};
+    FlowKey k;
+    if (t->layout[f].ip_version != 0 && extract_flow_key(frame->data(), L, k))
+      t->key_hash[f] = k.hash();
   }
   return t;
 }
@@ -99,6 +103,7 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   p->layout = t_->layout[f];  // ip_version 0 (none) if the template's could not be carried
   p->layout.ip_end = len;
   if (p->head < p->layout.payload_off) p->layout.ip_version = 0;
+  p->key_hash = t_->key_hash[f];           // valid while the parse is (SimBuffer::take_flow_hash)
   if (full_ && len <= p->pool->bytes()) {  // the payload and a valid L4 checksum
     std::memset(d + hdr, uint8_t(f), len - hdr);
     std::memcpy(d + hdr, kPacketIdMagic.data(), 4);

@@ -6,7 +6,8 @@
 //                    Zipf). Per packet: the template's headers with the IP/UDP lengths of the
 //                    drawn size and a fresh IPv4 header checksum, and their parse (the
 //                    template's, with the IP end moved to the frame's end: the record carries
-//                    it, so the first stage need not parse); in full-bytes runs also the
+//                    it, so the first stage need not parse) and the flow key's hash (the
+//                    template's: lengths are not in the key); in full-bytes runs also the
 //                    payload (a pattern and the packet id, as the generator writes it) and a
 //                    valid L4 checksum. Flows of port p are the generator's flows
 //                    [p * flows, (p + 1) * flows): no two ports share a 5-tuple.
@@ -45,6 +46,8 @@ struct FlowTemplates {
   // each flow's parse (its ip_end is the frame's length: the generator writes no padding), left
   // in the record for the switch's first stage (sim/packet.h)
   std::vector<CarriedLayout> layout;
+  // each flow's FlowKey::hash() (0: none), left beside the parse (QUEUE-MEM's split takes it)
+  std::vector<uint64_t> key_hash;
   static constexpr uint32_t kMax = 128;
   // One template per flow of `ports` * cfg.flows flows, from the generator (cfg's proto, ipv6,
   // vlan, seed). Empty with `err` set when the generator rejects the config.

@@ -26,7 +26,6 @@ bool PacketPool::grow() {
   for (uint64_t i = n; i-- > 0;) {
     Packet* p = reinterpret_cast<Packet*>(base + i * stride_);
     p->pool = this;
-    p->cap = stride_ - uint32_t(sizeof(Packet));
     p->next = free_;
     free_ = p;
   }

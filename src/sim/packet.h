@@ -34,15 +34,18 @@ struct Packet {
   uint16_t out_port;  // traffic port it leaves on
   uint16_t queue;     // egress queue chosen by the switch program
   uint16_t user;      // free for the current holder (a switch program, the NF server)
-  uint32_t cap;       // bytes of buf
   // the parse of the bytes at data, if a stage left it for the next (ip_version 0: none);
   // SimBuffer forgets it whenever the bytes change (park/buffer_ops.h: take/carry_layout)
   CarriedLayout layout;
+  // FlowKey::hash() of the bytes' flow key, left by the source beside its parse (0: none); valid
+  // only with that parse: taking the layout or carrying a new one forgets it (take_flow_hash)
+  uint64_t key_hash;
   uint8_t* buf() { return reinterpret_cast<uint8_t*>(this + 1); }
+  uint32_t cap() const;  // bytes of buf (the pool's record size)
   uint32_t headroom() const { return uint32_t(data - reinterpret_cast<const uint8_t*>(this + 1)); }
-  uint32_t tailroom() const { return cap - headroom() - head; }
+  uint32_t tailroom() const { return cap() - headroom() - head; }
 };
-static_assert(sizeof(Packet) % 8 == 0);
+static_assert(sizeof(Packet) == 96, "a record's header: 96 B (the stride of 192 B records: 384)");
 
 class PacketPool {
  public:
@@ -65,6 +68,7 @@ class PacketPool {
     p->head = p->len = 0;
     p->user = 0;
     p->layout.ip_version = 0;
+    p->key_hash = 0;
     ++live_;
     return p;
   }
@@ -78,6 +82,7 @@ class PacketPool {
   uint64_t live() const { return live_; }
   uint64_t capacity() const { return total_; }
   uint32_t bytes() const { return bytes_; }
+  uint32_t record_cap() const { return stride_ - uint32_t(sizeof(Packet)); }
 
  private:
   bool grow();
@@ -88,6 +93,10 @@ class PacketPool {
   Packet* free_ = nullptr;
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
 };
+
+inline uint32_t Packet::cap() const {
+  return pool->record_cap();
+}
 
 // A FIFO of packets linked through `next` (no allocation): a device's queue in the models.
 struct PacketFifo {

@@ -9,6 +9,8 @@
 // mbuf. Metadata (sequence, flow, ports, arrival time) travels with every copy. A record carries
 // the parse of its bytes from the stage that made them to the next one that reads them
 // (take_layout / carry_layout); every operation here that changes bytes or lengths forgets it.
+// A synthetic source's record also carries its flow key's hash beside that first parse
+// (take_flow_hash): QUEUE-MEM's split need not extract and hash the key.
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -35,7 +37,7 @@ struct SimBuffer {
     const uint32_t present = o->head > tail_off ? std::min(o->head - tail_off, tail_len) : 0;
     Packet* h = o->pool->alloc();
     if (!h) return nullptr;
-    if (hdr + gap + present > h->cap - PacketPool::kHeadroom) {
+    if (hdr + gap + present > h->cap() - PacketPool::kHeadroom) {
       o->pool->free(h);
       return nullptr;
     }
@@ -104,10 +106,20 @@ struct SimBuffer {
     if (p->layout.ip_version == 0 || p->head < p->layout.payload_off) return false;
     p->layout.restore(p->head, out);
     p->layout.ip_version = 0;
+    p->key_hash = 0;
     return true;
   }
   static void carry_layout(Handle p, const PacketLayout& L) {
+    p->key_hash = 0;  // a stage's parse comes without the source's flow hash
     if (!p->layout.keep(L) || p->head < L.payload_off) p->layout.ip_version = 0;
+  }
+  // The source's flow-key hash, while the record still carries the source's parse (a change to
+  // the bytes forgets that parse, and with it the hash); taken once.
+  static bool take_flow_hash(Handle p, uint64_t& out) {
+    if (p->layout.ip_version == 0 || p->key_hash == 0) return false;
+    out = p->key_hash;
+    p->key_hash = 0;
+    return true;
   }
 
   // Copies the metadata (not the bytes) of `from` into `to`.
@@ -120,6 +132,7 @@ struct SimBuffer {
     to->queue = from->queue;
   }
 };
-static_assert(park::BufferOps<SimBuffer> && park::CarriesLayout<SimBuffer>);
+static_assert(park::BufferOps<SimBuffer> && park::CarriesLayout<SimBuffer> &&
+              park::CarriesFlowHash<SimBuffer>);
 
 }  // namespace nfpark::sim

@@ -46,7 +46,7 @@ bool Pass::afc(uint16_t port, uint16_t queue, bool pause) {
   return true;
 }
 
-Switch::Switch(Engine& e, const SwitchConfig& c) : e_(e), cfg_(c) {
+Switch::Switch(Engine& e, const SwitchConfig& c) : e_(e), cfg_(c), cell_(c.cell_bytes) {
   const uint16_t n = ports();
   for (uint16_t i = 0; i <= n; ++i) {
     const bool recirc = i == n;
@@ -97,7 +97,7 @@ void Switch::apply_afc(const Pass& pass) {
   }
 }
 
-void Switch::commit(Pass& pass) {
+void Switch::commit_actions(Pass& pass) {
   if (pass.afc_set_) apply_afc(pass);
   for (uint8_t i = 0; i < pass.n_; ++i) {
     const Pass::Pending& a = pass.pending_[i];

@@ -34,6 +34,23 @@
 
 namespace nfpark::sim {
 
+// The buffer's allocation unit: round_up(len) = ceil(len / bytes) * bytes, by a multiply and a
+// shift instead of a division below 2^16 (exact there for cells < 2^15: with m = ceil(2^32 / d),
+// n * m / 2^32 exceeds n / d by less than 1 / d when n * (m * d - 2^32) < 2^32).
+struct CellSize {
+  explicit CellSize(uint32_t b)
+      : bytes(b ? b : 1),
+        inv(((uint64_t(1) << 32) + bytes - 1) / bytes),
+        fast(bytes < (1u << 15)) {}
+  uint64_t round_up(uint32_t len) const {
+    const uint64_t n = uint64_t(len) + bytes - 1;
+    return (fast && n < (1u << 16) ? (n * inv) >> 32 : n / bytes) * bytes;
+  }
+  uint32_t bytes;
+  uint64_t inv;
+  bool fast;
+};
+
 struct SwitchCounters {
   uint64_t drop_buffer_full = 0, drop_queue_limit = 0, drop_queue_threshold = 0;
   uint64_t afc_commands = 0, afc_refused = 0;
@@ -82,8 +99,10 @@ class Switch final : public PortPeer {
   }
   bool in_window(Picos t) const { return t >= win_from_ && t < win_to_; }
 
-  // Used by Pass and EgressPort.
-  void commit(Pass& pass);
+  // Used by Pass and EgressPort. A pass that queued nothing and sent no AFC command costs no call.
+  void commit(Pass& pass) {
+    if (pass.n_ != 0 || pass.afc_set_) commit_actions(pass);
+  }
   void release_cells(const Packet* p) { buffer_ -= cells(p->len); }
   bool run_egress(Pass& pass, Packet* p) { return program_->egress(pass, p); }
   Packet* mirror_copy(const Packet* p, uint32_t max_len);
@@ -95,14 +114,14 @@ class Switch final : public PortPeer {
     uint16_t port;
     void receive(Packet* p) override { s->ingress(p, port); }
   };
-  uint64_t cells(uint32_t len) const {
-    return (uint64_t(len) + cfg_.cell_bytes - 1) / cfg_.cell_bytes * cfg_.cell_bytes;
-  }
+  uint64_t cells(uint32_t len) const { return cell_.round_up(len); }
+  void commit_actions(Pass& pass);
   void admit(Packet* p, uint16_t port, uint16_t queue);
   void apply_afc(const Pass& pass);
 
   Engine& e_;
   SwitchConfig cfg_;
+  CellSize cell_;
   SwitchProgram* program_ = nullptr;
   std::vector<std::unique_ptr<EgressPort>> ports_;    // + the recirculation port
   std::vector<std::unique_ptr<IngressPort>> in_;      // + the recirculation port

@@ -36,7 +36,8 @@ bool TrafficSource::prepare(Picos s) {
     return false;
   }
   s_ = s;
-  p->t_in = s + serialization(p->len + kWireOverhead, line_gbps_);
+  wire_ = serialization(p->len + kWireOverhead, line_gbps_);
+  p->t_in = s + wire_;
   p->in_port = p->out_port = port_;
   p->queue = 0;
   pending_ = p;
@@ -48,8 +49,7 @@ bool TrafficSource::emit() {
   Packet* p = pending_;
   pending_ = nullptr;
   ++sent_;
-  const Picos wire = serialization(p->len + kWireOverhead, line_gbps_);
-  Picos next = s_ + wire;  // back to back at line rate at the earliest
+  Picos next = s_ + wire_;  // back to back at line rate at the earliest
   if (!trace_timing_) {
     const double gbps = std::min(pattern_.rate_at(s_, port_), line_gbps_);
     next = std::max(next, s_ + serialization(p->len + kWireOverhead, gbps));

@@ -53,8 +53,9 @@ class TrafficSource {
   PacketPool& pool_;
   InputObserver* obs_;
   Picos stop_ = 0;
-  Picos s_ = 0;    // start of the pending frame
-  Picos due_ = 0;  // its ingress time
+  Picos s_ = 0;     // start of the pending frame
+  Picos due_ = 0;   // its ingress time
+  Picos wire_ = 0;  // its time on the wire at line rate
   Packet* pending_ = nullptr;
   uint64_t sent_ = 0;
 };

@@ -2,11 +2,14 @@
 // take_layout/carry_layout) is exactly what parse_packet gives its bytes — for the frames the
 // synthetic sources make (IPv4/IPv6, TCP/UDP, VLAN, every size) and for the header and whole
 // packets QUEUE-MEM and PayloadPark send to the NF — and every change to a record's bytes
-// forgets it.
+// forgets it. A synthetic source's records also carry their flow key's hash (take_flow_hash),
+// exactly FlowKey::hash() of their bytes, forgotten with the source's parse; QUEUE-MEM's split
+// decides the same with it as without.
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "core/flow_key.h"
 #include "core/packet_builder.h"
 #include "nf/registry.h"
 #include "park/nf_burst.h"
@@ -74,6 +77,121 @@ TEST(CarriedLayout, SyntheticFramesCarryExactlyTheirParse) {
       expect_carries_its_parse(p);
       pool.free(p);
     }
+  }
+}
+
+// The source's carried flow hash (it must carry one) is its key's; taken once.
+void expect_carries_its_flow_hash(Packet* p) {
+  uint64_t h = 0;
+  ASSERT_TRUE(SimBuffer::take_flow_hash(p, h));
+  FlowKey k;
+  ASSERT_TRUE(extract_flow_key(p->data, parse_packet(p->data, p->head), k));
+  EXPECT_EQ(h, k.hash());
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "taken once";
+}
+
+trace::GenConfig hash_case(int i) {
+  trace::GenConfig g;
+  g.flows = 64;
+  g.size = i % 2 ? trace::SizeSpec{trace::SizeKind::kImix, 0}
+                 : trace::SizeSpec{trace::SizeKind::kFixed, 1500};
+  g.proto = i == 0 ? trace::GenProto::kUdp : i == 1 ? trace::GenProto::kTcp : trace::GenProto::kMix;
+  g.ipv6 = i >= 2 ? 0.5 : 0;
+  g.vlan = i == 3;
+  g.slf = uint32_t(1 + i);
+  return g;
+}
+
+TEST(CarriedFlowHash, SyntheticFramesCarryTheirFlowKeysHash) {
+  for (int i = 0; i < 4; ++i) {
+    const trace::GenConfig g = hash_case(i);
+    std::string err;
+    auto t = FlowTemplates::build(g, 3, err);
+    ASSERT_TRUE(t) << err;
+    PacketPool pool;
+    SyntheticFrames src(t, g, 2, false);
+    for (int n = 0; n < 300; ++n) {
+      Packet* p = pool.alloc();
+      Picos gap;
+      ASSERT_TRUE(src.next(p, gap));
+      SCOPED_TRACE(testing::Message() << "case " << i << " frame " << n);
+      expect_carries_its_flow_hash(p);
+      pool.free(p);
+    }
+  }
+}
+
+TEST(CarriedFlowHash, GoesWithTheSourcesParse) {
+  trace::GenConfig g = hash_case(0);
+  std::string err;
+  auto t = FlowTemplates::build(g, 1, err);
+  ASSERT_TRUE(t) << err;
+  PacketPool pool;
+  SyntheticFrames src(t, g, 0, false);
+  Picos gap;
+  uint64_t h;
+  PacketLayout L;
+  Packet* p = pool.alloc();
+  ASSERT_TRUE(src.next(p, gap));
+  ASSERT_TRUE(SimBuffer::take_layout(p, L));
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "taking the parse forgets it";
+  SimBuffer::carry_layout(p, L);
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "a stage's parse comes without it";
+  pool.free(p);
+  p = pool.alloc();
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "a new record carries none";
+  ASSERT_TRUE(src.next(p, gap));
+  ASSERT_NE(SimBuffer::open_gap(p, 14, 8), nullptr);
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "open_gap";
+  pool.free(p);
+  p = pool.alloc();
+  ASSERT_TRUE(src.next(p, gap));
+  SimBuffer::trim(p, 100);
+  EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "trim";
+  pool.free(p);
+}
+
+// QUEUE-MEM's split takes the carried hash: what it sends to the NF (headers and tags: slice,
+// entry, id) is byte for byte what it sends when it hashes the key itself.
+TEST(CarriedFlowHash, QueueMemSplitsAlikeWithAndWithoutIt) {
+  for (int i = 0; i < 4; ++i) {
+    const trace::GenConfig g = hash_case(i);
+    std::string err;
+    auto t = FlowTemplates::build(g, 2, err);
+    ASSERT_TRUE(t) << err;
+    park::QueueMemConfig c;
+    c.ports = 2;
+    c.queues = 16;
+    c.slices = 7;
+    c.batch = 4;
+    c.header_array = 4096;
+    PacketPool pool;
+    std::vector<std::vector<uint8_t>> sent[2];
+    for (int carried = 0; carried < 2; ++carried) {
+      park::QueueMem<SimBuffer> qm(c);
+      park::Emitter<Packet*> to_nf, to_out;
+      SyntheticFrames src(t, g, 1, false);
+      for (int n = 0; n < 400; ++n) {
+        Packet* p = pool.alloc();
+        Picos gap;
+        ASSERT_TRUE(src.next(p, gap));
+        if (!carried) p->key_hash = 0;
+        to_nf.clear();
+        ASSERT_TRUE(qm.split(p, uint8_t(n % 2), to_nf, to_out));
+        EXPECT_EQ(p->key_hash, 0u) << "the split took it";
+        for (size_t k = 0; k < to_nf.size(); ++k) {
+          sent[carried].emplace_back(to_nf[k]->data, to_nf[k]->data + to_nf[k]->head);
+          qm.merge(to_nf[k], 0, to_out);
+        }
+      }
+      qm.nf_idle(to_out);
+      qm.drain(to_out);
+      for (size_t k = 0; k < to_out.size(); ++k) pool.free(to_out[k]);
+      EXPECT_EQ(pool.live(), 0u);
+    }
+    ASSERT_EQ(sent[0].size(), sent[1].size());
+    for (size_t k = 0; k < sent[0].size(); ++k)
+      ASSERT_EQ(sent[0][k], sent[1][k]) << "case " << i << " packet " << k;
   }
 }
 

@@ -249,5 +249,18 @@ TEST(SwitchModel, OneAfcCommandPerPass) {
   EXPECT_EQ(b.peer.got.size(), 1u);
 }
 
+// The buffer's cells without a division: exactly ceil(len / cell) * cell for every length a
+// frame can have, at the presets' cell sizes and the edges of the fast path.
+TEST(CellSize, RoundsUpExactlyAsADivisionDoes) {
+  for (uint32_t cell : {1u, 2u, 3u, 64u, 80u, 176u, 4095u, 32767u, 32768u, 65535u}) {
+    const CellSize c(cell);
+    for (uint32_t len = 0; len <= 140000; ++len)
+      ASSERT_EQ(c.round_up(len), (uint64_t(len) + cell - 1) / cell * cell)
+          << "cell " << cell << " len " << len;
+    for (uint32_t len : {1u << 20, 0xFFFFFFFFu})
+      ASSERT_EQ(c.round_up(len), (uint64_t(len) + cell - 1) / cell * cell) << "cell " << cell;
+  }
+}
+
 }  // namespace
 }  // namespace nfpark::sim
