@@ -59,8 +59,10 @@ int run_switch(const RunConfig& cfg, trace::TraceReader& reader, trace::PcapWrit
   const bool external_nf = cfg.role == Role::kSwitch;
   auto mode = make_switch_mode(cfg, pools.nic, err);
   if (!mode) return 2;
-  // What the chain reads (role switch: the chain of this config, which the NF servers run).
-  if (!steps.empty()) mode->set_reads(steps[0]->chain().reads());
+  // What the chain reads. Role switch: the NF servers' chains run in other processes, which
+  // this one cannot see (nothing says they run this config's chain), so touched bytes count
+  // the L2-L4 headers there, the host boundary's default.
+  if (!steps.empty() && !external_nf) mode->set_reads(steps[0]->chain().reads());
   TrafficPorts traffic;
   // One NF link per NF server: sw_nf[k] here, nf_side[k] its in-process end (role all).
   const size_t m = std::max<uint32_t>(cfg.nf_servers, 1);

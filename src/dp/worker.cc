@@ -203,7 +203,8 @@ int run_switch_workers(const RunConfig& cfg, trace::TraceReader& reader, trace::
       w->server.push_back(
           std::make_unique<NfServer>(std::move(step), faults, spec.shape, pools.pkts));
     }
-    w->mode->set_reads(w->server[0]->chain().reads());  // what the chain reads: touched bytes
+    // What the chain reads, for touched bytes; role switch: unseen, the headers (runner.cc)
+    if (!external_nf) w->mode->set_reads(w->server[0]->chain().reads());
     w->traffic = traffic.queue(q);
     if (live) {
       w->steer = std::make_unique<Steer>(shard, rings, q);
