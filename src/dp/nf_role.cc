@@ -11,6 +11,7 @@
 
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
+#include "dp/mbuf_pool.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
 #include "dp/reframe_box.h"
@@ -50,11 +51,9 @@ int run_nf_role(const RunConfig& cfg, RunResult& res, std::string& err) {
     rc = run_nf_workers(cfg, budget, spec, res, err);
   } else {
     MbufMeta::register_meta();
-    rte_mempool* pool =
-        rte_pktmbuf_pool_create("nfpkts", pool_n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    rte_mempool* hdrs =
-        rte_pktmbuf_pool_create("nfhdrs", 1024, 0, 0, 256 + RTE_PKTMBUF_HEADROOM, 0);
-    rte_mempool* ind = rte_pktmbuf_pool_create("nfind", 1024, 0, 0, 0, 0);
+    rte_mempool* pool = mbuf_pool_create("nfpkts", pool_n, 256, RTE_MBUF_DEFAULT_BUF_SIZE);
+    rte_mempool* hdrs = mbuf_pool_create("nfhdrs", 1024, 0, 256 + RTE_PKTMBUF_HEADROOM);
+    rte_mempool* ind = mbuf_pool_create("nfind", 1024, 0, 0);
     Port port;
     if (!pool || !hdrs || !ind || !Port::open(cfg.port, pool, port, err)) {
       if (err.empty()) err = "cannot create the NF server's mempool (raise --mem-mb)";

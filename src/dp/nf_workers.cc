@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dp/mbuf_ops.h"
+#include "dp/mbuf_pool.h"
 #include "dp/nf_server.h"
 #include "dp/port.h"
 #include "dp/reframe_box.h"
@@ -79,11 +80,9 @@ int run_nf_workers(const RunConfig& cfg, const run::Budget& budget, const run::N
                    RunResult& res, std::string& err) {
   const uint16_t n = uint16_t(cfg.workers);
   MbufMeta::register_meta();
-  rte_mempool* pool =
-      rte_pktmbuf_pool_create("nfpkts", budget.pool_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-  rte_mempool* hdrs =
-      rte_pktmbuf_pool_create("nfhdrs", 1024u * n, 0, 0, 256 + RTE_PKTMBUF_HEADROOM, 0);
-  rte_mempool* ind = rte_pktmbuf_pool_create("nfind", 1024u * n, 0, 0, 0, 0);
+  rte_mempool* pool = mbuf_pool_create("nfpkts", budget.pool_mbufs, 256, RTE_MBUF_DEFAULT_BUF_SIZE);
+  rte_mempool* hdrs = mbuf_pool_create("nfhdrs", 1024u * n, 0, 256 + RTE_PKTMBUF_HEADROOM);
+  rte_mempool* ind = mbuf_pool_create("nfind", 1024u * n, 0, 0);
   Port port;
   if (!pool || !hdrs || !ind || !Port::open(cfg.port, pool, port, err, nullptr, n)) {
     if (err.empty()) err = "cannot create the NF server's mempool (raise --mem-mb)";
