@@ -36,14 +36,15 @@
 #include <vector>
 
 #include "bench_stats.h"
-#include "run/load.h"
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
+#include "dp/mbuf_pool.h"
 #include "dp/nf_server.h"
-#include "run/nf_assembly.h"
 #include "dp/port.h"
 #include "dp/switch_mode.h"
 #include "nf/registry.h"
+#include "run/load.h"
+#include "run/nf_assembly.h"
 #include "trace/generator.h"
 
 namespace nfpark::bench {
@@ -89,10 +90,10 @@ struct DpEnv {
     if (!dp::eal_init(eo, err)) return false;
     if (!dp::MbufMeta::register_meta()) return (err = "cannot register mbuf dynfield"), false;
     const uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE, hroom = 256 + RTE_PKTMBUF_HEADROOM;
-    pkts = rte_pktmbuf_pool_create("b_pkts", kPool, 256, 0, room, 0);
-    hdrs = rte_pktmbuf_pool_create("b_hdrs", kPool, 256, 0, hroom, 0);
-    ind = rte_pktmbuf_pool_create("b_ind", kPool, 256, 0, 0, 0);
-    nic = rte_pktmbuf_pool_create("b_nicmem", kPool, 0, 0, room, 0);
+    pkts = dp::mbuf_pool_create("b_pkts", kPool, 256, room);
+    hdrs = dp::mbuf_pool_create("b_hdrs", kPool, 256, hroom);
+    ind = dp::mbuf_pool_create("b_ind", kPool, 256, 0);
+    nic = dp::mbuf_pool_create("b_nicmem", kPool, 0, room);
     if (!pkts || !hdrs || !ind || !nic) return (err = "cannot create mempools"), false;
     dp::MbufOps::pools = {pkts, hdrs, ind};
     return dp::Port::ring_ends("traffic", pkts, traffic, wire_in, wire_out, err, kRing) &&

@@ -110,10 +110,10 @@ int main(int argc, char** argv) {
   DpEnv envs[kMaxN];
   const uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE, hroom = 256 + RTE_PKTMBUF_HEADROOM;
   const uint32_t pool = 2 * DpEnv::kPool;
-  envs[0].pkts = rte_pktmbuf_pool_create("w_pkts", pool, 256, 0, room, 0);
-  envs[0].hdrs = rte_pktmbuf_pool_create("w_hdrs", pool, 256, 0, hroom, 0);
-  envs[0].ind = rte_pktmbuf_pool_create("w_ind", pool, 256, 0, 0, 0);
-  envs[0].nic = rte_pktmbuf_pool_create("w_nicmem", pool, 256, 0, room, 0);
+  envs[0].pkts = dp::mbuf_pool_create("w_pkts", pool, 256, room);
+  envs[0].hdrs = dp::mbuf_pool_create("w_hdrs", pool, 256, hroom);
+  envs[0].ind = dp::mbuf_pool_create("w_ind", pool, 256, 0);
+  envs[0].nic = dp::mbuf_pool_create("w_nicmem", pool, 256, room);
   bool ok = envs[0].pkts && envs[0].hdrs && envs[0].ind && envs[0].nic;
   dp::MbufOps::pools = {envs[0].pkts, envs[0].hdrs, envs[0].ind};
   for (int w = 0; ok && w < kMaxN; ++w) {
