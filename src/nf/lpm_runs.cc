@@ -30,8 +30,8 @@ uint32_t LpmRuns::emit(const uint32_t* v, uint32_t n, std::vector<uint32_t>& poo
 // Every key's node is prefetched before any is read (the root, 256 KiB, is mostly in L2), then
 // each is stepped without a branch; the few keys whose run is a level-3 node go round again.
 void LpmRuns::chunk(const uint32_t* addrs, uint32_t* out, size_t n) const {
-  const uint32_t* root = root_.data();
-  const uint32_t* pool = pool_.data();
+  const uint32_t* root = t_.data();
+  const uint32_t* pool = t_.data();
   uint32_t node[kMaxBurst];
   for (size_t i = 0; i < n; ++i) {
     node[i] = root[addrs[i] >> 14];

@@ -1,32 +1,35 @@
-// LpmRuns: the lookup image of a large IPv4 route table — a 16-bit root of node offsets and two
-// 8-bit levels below it whose nodes keep only the runs of equal answers: a 256-bit bitmap marks
-// the entries where the answer changes and a popcount over it ranks an entry into a short array
-// of run values (leaf compression by bitmap and popcount as in Poptrie, Asai & Ohara SIGCOMM
-// 2015; the 16-8-8 strides of Lpm's trie; the 16-bit direct root as in DXR and LpmDir16).
+// LpmRuns: the lookup image of a large IPv4 route table — an 18-bit root of node offsets, a
+// level of nodes over the 64 /24s of each /18 and one over the 256 addresses of each /24 holding
+// a longer prefix, every node keeping only the runs of equal answers: a bitmap marks the entries
+// where the answer changes and a popcount over it ranks an entry into a short array of run
+// values (leaf compression by bitmap and popcount as in Poptrie, Asai & Ohara SIGCOMM 2015, with
+// an 18-bit direct root as there; strides 18-6-8 here, no internal nodes below the root).
 // Lpm::compile() builds it from the trie when the LpmDir16 image does not fit (auto mode only).
 //
 // Why: a DIR-24-8 table (rte_lpm's layout; Lpm's 24-bit root) is 64 MiB whatever the route
 // count, and at 100k BGP-like routes the entries the addresses read are spread over all of it:
-// each lookup is a miss to DRAM or to a shared L3 that other tables evict. Here the same 100k
-// routes take ~3.6 MiB (a /16 holding a few /24s is one node of ~40-64 bytes instead of 1 KiB of
-// root entries), and the 256 KiB root stays in L2, so a burst's lookups are two mostly-cached
-// loads each (a third for the ~5% of addresses in a /24 holding a longer prefix).
+// a lookup misses to DRAM or to an L3 that every other table evicts. Here the same 100k routes
+// take ~5 MiB (a /18 holding a few /24s is one node of 8 bytes of bitmap and 4 per run, not 256
+// bytes of root entries), so a burst's lookups are two mostly-cached loads each (a third for the
+// ~5% of addresses in a /24 holding a longer prefix), prefetched a stage ahead.
 //
 // Parameters: build()'s max_bytes (Lpm passes its trie's own size: the image is kept only when
-// it is smaller); values up to kMaxValue (30 bits). Memory: 256 KiB root + per /16 holding
-// prefixes past /16 one node of 36 B + 4 B per run, per /24 holding prefixes past /24 one more,
-// and one shared one-run node per distinct value of the other /16s (padded so that a node of at
-// most 64 B never straddles a cache line). Build: one trie read per /24 and per address of a
-// /24 holding a longer prefix, once, after the routes are in (~0.1 s at 100k routes).
+// it is smaller); values up to kMaxValue (30 bits). Memory: 1 MiB root + per /18 holding /24s of
+// different answers a node of 8 B + 4 B per run, per /24 holding prefixes past /24 a node of
+// 36 B + 4 B per run, one one-run node shared by the other /18s of each answer (a node of at
+// most 64 B never straddles a cache line; all of it in one HugeArray, so on 2 MiB pages). Build:
+// one trie read per /24 and per address of a /24 holding a longer prefix, once, after the routes
+// are in (~0.1 s at 100k routes).
 //
-// Theory of operation. Every root entry is the offset (in 32-bit words) of a node; a node is
-// 8 words of bitmap (bit j: entry j starts a run, bit 0 always set), 1 word of bases (byte k =
-// the runs starting in bitmap words 0..k-1, counted in 64-bit words) and the run values. The
-// answer for entry j is run[base[j / 64] + popcount(bits 0..j of 64-bit word j / 64) − 1]. A run
-// value is an answer (value or kNoRoute) or kExt | the offset of a level-3 node (indexed by the
-// address's last byte). A /16 with one answer everywhere points at the one-run node shared by
-// every such /16 with that answer, so the level-2 step is taken by every lookup without a
-// branch. The image is a snapshot: Lpm stops reading it at its next insert.
+// Theory of operation. t_ holds the root then the nodes (offsets in 32-bit words). A level-2 node
+// is a 64-bit bitmap (bit j: /24 j of the /18 starts a run; bit 0 always set) and the run
+// values: the answer for j is run[popcount(bits 0..j) − 1]. A level-3 node is a 256-bit bitmap,
+// one word of bases (byte k = the runs starting in 64-bit words 0..k-1) and the run values:
+// run[base[j / 64] + popcount(bits 0..j of word j / 64) − 1]. A run value is an answer (value
+// or kNoRoute) or, in level 2, kExt | the offset of the /24's level-3 node. A /18 with one answer
+// everywhere points at the one-run node shared by every such /18 with that answer, so every
+// lookup takes the level-2 step without a branch. The image is a snapshot: Lpm stops reading it
+// at its next insert.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,12 +47,13 @@ class LpmRuns {
   static constexpr uint32_t kMaxValue = (1u << 30) - 1;
   static constexpr size_t kMaxBurst = 32;
 
-  void clear() { root_.clear(), pool_.clear(); }
-  bool empty() const { return root_.size() == 0; }
+  void clear() { t_.clear(); }
+  bool empty() const { return t_.size() == 0; }
   // The value for host-order address `a`, or kNoRoute.
   uint32_t lookup(uint32_t a) const {
-    uint32_t v = step6(pool_.data() + root_[a >> 14], a >> 8);
-    if (is_ext(v)) v = step8(pool_.data() + (v & kOffMask), a & 0xFF);
+    const uint32_t* t = t_.data();
+    uint32_t v = step6(t + t[a >> 14], a >> 8);
+    if (is_ext(v)) v = step8(t + (v & kOffMask), a & 0xFF);
     return v;
   }
   // out[i] = lookup(addrs[i]), i < n: 32 at a time, every key's node prefetched before any is
@@ -61,12 +65,13 @@ class LpmRuns {
   // above kMaxValue: then it must not answer.
   template <class Slot, class Look>
   bool build(const Slot& slot, const Look& look, size_t max_bytes);
-  size_t memory_bytes() const { return root_.mapped_bytes() + pool_.mapped_bytes(); }
+  size_t memory_bytes() const { return t_.mapped_bytes(); }
   size_t nodes() const { return nodes_; }
 
  private:
   static constexpr uint32_t kExt = 1u << 30, kOffMask = kExt - 1;
   static constexpr uint32_t kHeader6 = 2, kHeader8 = 9;  // words: bitmap (+ bases)
+  static constexpr size_t kRoot = size_t(1) << 18;
   static bool is_ext(uint32_t v) { return v >> 30 == 1; }
   // Entry j & 63 of a level-2 node (64 entries: /24s of a /18).
   static uint32_t step6(const uint32_t* node, uint32_t j) {
@@ -86,8 +91,9 @@ class LpmRuns {
   // pass `max` words.
   uint32_t emit(const uint32_t* v, uint32_t n, std::vector<uint32_t>& pool, size_t max);
 
-  HugeArray<uint32_t> root_;  // 2^18 node offsets
-  HugeArray<uint32_t> pool_;  // the nodes
+  // The root (2^18 node offsets) then the nodes, in one array: on 2 MiB pages as a whole (the
+  // 1 MiB root alone would be on 4 KiB ones).
+  HugeArray<uint32_t> t_;
   size_t nodes_ = 0;
 };
 
@@ -95,10 +101,9 @@ template <class Slot, class Look>
 bool LpmRuns::build(const Slot& slot, const Look& look, size_t max_bytes) {
   clear();
   nodes_ = 0;
-  const size_t root_bytes = (size_t(1) << 18) * sizeof(uint32_t);
-  if (max_bytes <= root_bytes) return false;
-  const size_t max_words = (max_bytes - root_bytes) / sizeof(uint32_t);
-  std::vector<uint32_t> pool, root(size_t(1) << 18);
+  const size_t max_words = max_bytes / sizeof(uint32_t);
+  if (max_words <= kRoot) return false;
+  std::vector<uint32_t> pool(kRoot);               // the root, then the nodes
   std::unordered_map<uint32_t, uint32_t> uniform;  // answer -> its shared one-run node
   uint32_t v2[64], v3[256];
   auto ok = [](uint32_t v) { return v == kNoRoute || v <= kMaxValue; };
@@ -119,18 +124,19 @@ bool LpmRuns::build(const Slot& slot, const Look& look, size_t max_bytes) {
       }
       same &= v2[j] == v2[0];
     }
+    uint32_t off;
     if (same && !is_ext(v2[0])) {
       auto [it, fresh] = uniform.try_emplace(v2[0], 0);
-      if (fresh && (it->second = emit(v2, 64, pool, max_words)) == kNoRoute) return clear(), false;
-      root[c] = it->second;
-    } else if ((root[c] = emit(v2, 64, pool, max_words)) == kNoRoute) {
-      return clear(), false;
+      if (fresh) it->second = emit(v2, 64, pool, max_words);
+      off = it->second;
+    } else {
+      off = emit(v2, 64, pool, max_words);
     }
+    if (off == kNoRoute) return clear(), false;
+    pool[c] = off;
   }
-  root_.resize(root.size(), 0);
-  std::memcpy(root_.data(), root.data(), root.size() * sizeof(uint32_t));
-  pool_.resize(pool.size(), 0);
-  std::memcpy(pool_.data(), pool.data(), pool.size() * sizeof(uint32_t));
+  t_.resize(pool.size(), 0);
+  std::memcpy(t_.data(), pool.data(), pool.size() * sizeof(uint32_t));
   return true;
 }
 
