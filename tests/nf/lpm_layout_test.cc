@@ -270,8 +270,10 @@ TEST(LpmLayout, RunsImageNodesOnHandMadeShapes) {
   EXPECT_FALSE(img.build(RouteSlots(routes), look, size_t(64) << 20));
   EXPECT_TRUE(img.empty());
   routes.pop_back();
-  EXPECT_FALSE(img.build(RouteSlots(routes), look, size_t(1) << 20));
-  EXPECT_TRUE(img.build(RouteSlots(routes), look, size_t(8) << 20));
+  const RouteSlots slots(routes);
+  EXPECT_FALSE(img.build(slots, look, (size_t(1) << 20) + 512));  // the root and 512 B of nodes
+  EXPECT_TRUE(img.build(slots, look, size_t(8) << 20));
+  EXPECT_EQ(img.lookup(0x0C010202u), 1002u);
 }
 
 TEST(LpmLayout, ImageGroupsAreAsWideAsTheLongestPrefixOfTheirSlash16) {
