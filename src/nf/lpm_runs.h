@@ -9,7 +9,7 @@
 // Why: a DIR-24-8 table (rte_lpm's layout; Lpm's 24-bit root) is 64 MiB whatever the route
 // count, and at 100k BGP-like routes the entries the addresses read are spread over all of it:
 // a lookup misses to DRAM or to an L3 that every other table evicts. Here the same 100k routes
-// take ~5 MiB (a /18 holding a few /24s is one node of 8 bytes of bitmap and 4 per run, not 256
+// take 4 MiB (a /18 holding a few /24s is one node of 8 bytes of bitmap and 4 per run, not 256
 // bytes of root entries), so a burst's lookups are two mostly-cached loads each (a third for the
 // ~5% of addresses in a /24 holding a longer prefix), prefetched a stage ahead.
 //
