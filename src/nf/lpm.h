@@ -15,7 +15,7 @@
 //    kWidenAfterGroups child groups (64 KiB; ~100 routes longer than /16), and compile() builds
 //    the LpmRuns image (18-6-8 strides, nodes holding only runs of equal answers, ranked by
 //    popcount) when it is smaller than the trie: 4 MiB at peers_lib_bench's 100k routes vs the
-//    trie's 69 MiB, 3.4-3.9 ns/lookup in bursts vs 7.6-8.0 for rte_lpm (same runs; main: DIR-24-8 ~7).
+//    trie's 69 MiB, 3.4-3.9 ns/lookup in bursts vs rte_lpm's 7.6-8.0 (same runs; DIR-24-8 ~7).
 //  A first_stride of 16 keeps the 16-bit root (the LpmDir16 image while it fits, else the staged
 //  walk); 24 is DIR-24-8 alone (no image).
 //
