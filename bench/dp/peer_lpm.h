@@ -10,8 +10,9 @@
 // Router::process looks up a burst): Lpm::lookup_burst_v4 on the same host-order array as
 // rte_lpm_lookup_bulk (also printed: Lpm::lookup_burst through pointers to the addresses) /
 // rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
-// (IPv4: the LpmDir16 image while it fits in 32 MiB, else DIR-24-8; the line says which, and how
-// much of nfpark's table the kernel put on transparent huge pages); its memory is what it maps.
+// (IPv4: the LpmDir16 image while it fits in 32 MiB, else the LpmRuns image when smaller than its
+// DIR-24-8 trie; the line says which, and how much of nfpark's table the kernel put on
+// transparent huge pages); its memory is what it maps.
 #pragma once
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
@@ -189,6 +190,7 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
       "one %.1f, bulk of 32 %.1f\n",
       label.c_str(), nf_build * 1e3,
       mine.dir16()                ? "DIR-16 image"
+      : mine.runs()               ? "18-6-8 runs image"
       : mine.first_stride() == 24 ? "DIR-24-8"
                                   : "DIR-16-8-8",
       peer_build * 1e3, mine.memory_bytes() / 1024, nf_thp, peer_mem / 1024,

@@ -8,7 +8,8 @@ namespace nfpark::nf {
 
 Lpm::Lpm(int key_bytes, int first_stride)
     : key_bytes_(key_bytes == 4 ? 4 : 16),
-      auto_widen_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24) {
+      auto_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24),
+      auto_widen_(auto_) {
   init_root(key_bytes_ == 4 && first_stride == 24 ? 24 : 16);
 }
 
@@ -17,23 +18,41 @@ void Lpm::init_root(int stride) {
   root_.clear();
   groups_.clear();
   root_.resize(size_t(1) << stride, 0);
-  dir16_on_ = false;
+  image_ = Image::kTrie;
   dir16_.clear();
+  runs_.clear();
   width_.assign(key_bytes_ == 4 && stride == 16 ? size_t(1) << 16 : 0, 0);
   image_entries_ = 0;
   image_values_ok_ = true;
 }
 
 bool Lpm::compile() {
-  dir16_on_ = !width_.empty() && image_fits() &&
-              dir16_.build(width_.data(), [this](uint32_t a) { return trie_v4(a); });
-  return dir16_on_;
+  image_ = Image::kTrie;
+  runs_.clear();
+  const auto look = [this](uint32_t a) { return trie_v4(a); };
+  if (!width_.empty() && image_fits() && dir16_.build(width_.data(), look)) {
+    image_ = Image::kDir16;
+    return true;
+  }
+  dir16_.clear();
+  // Past LpmDir16's bound (auto mode): the runs image when it is smaller than the trie.
+  const auto slot = [this](uint32_t c, bool& deeper) { return slot24(c, deeper); };
+  if (auto_ && runs_.build(slot, look, (root_.size() + groups_.size()) * sizeof(uint32_t)))
+    image_ = Image::kRuns;
+  return image_ != Image::kTrie;
 }
 
 uint32_t Lpm::trie_v4(uint32_t a) const {
-  uint32_t e = root_[a >> 16];
-  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a >> 8 & 0xFF)];
-  if (e & kExt) e = groups_[size_t(e & kValMask) << 8 | (a & 0xFF)];
+  int shift = 32 - stride_;
+  uint32_t e = root_[a >> shift];
+  while (e & kExt) shift -= 8, e = groups_[size_t(e & kValMask) << 8 | (a >> shift & 0xFF)];
+  return answer(e);
+}
+
+uint32_t Lpm::slot24(uint32_t c, bool& deeper) const {
+  uint32_t e = root_[c >> (24 - stride_)];
+  if (stride_ == 16 && (e & kExt)) e = groups_[size_t(e & kValMask) << 8 | (c & 0xFF)];
+  deeper = e & kExt;
   return answer(e);
 }
 
@@ -55,7 +74,7 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   mask_prefix(r.prefix.data(), key_bytes_, len);
   r.len = uint8_t(len);
   r.value = value;
-  dir16_on_ = false;  // the image is stale until the next compile()
+  image_ = Image::kTrie;  // an image is stale until the next compile()
   if (!insert_masked(r.prefix.data(), len, value)) return false;
   if (!width_.empty()) {
     const uint32_t c = uint32_t(r.prefix[0]) << 8 | r.prefix[1];
@@ -140,8 +159,21 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
-  if (dir16_on_) {
+  if (image_ == Image::kDir16) {
     for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
+    return;
+  }
+  if (image_ == Image::kRuns) {  // host-order copies through the staged image walk
+    uint32_t addrs[kMaxBurst];
+    for (size_t i = 0; i < n; i += kMaxBurst) {
+      const size_t m = n - i < kMaxBurst ? n - i : kMaxBurst;
+      for (size_t j = 0; j < m; ++j) {
+        uint32_t w;
+        std::memcpy(&w, keys[i + j], 4);
+        addrs[j] = __builtin_bswap32(w);
+      }
+      runs_.lookup_burst(addrs, out + i, m);
+    }
     return;
   }
   // Under a 24-bit root nearly every key is one load with a predictable branch: a plain loop
@@ -157,7 +189,8 @@ void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const {
-  if (dir16_on_) return dir16_.lookup_burst(addrs, out, n);
+  if (image_ == Image::kDir16) return dir16_.lookup_burst(addrs, out, n);
+  if (image_ == Image::kRuns) return runs_.lookup_burst(addrs, out, n);
   if (stride_ != 24) {  // 16-bit root: network-order copies through the staged walk
     uint8_t be[kMaxBurst][4];
     const uint8_t* keys[kMaxBurst];

@@ -1,8 +1,9 @@
 // Lpm: longest-prefix match over IPv4 (4-byte) or IPv6 (16-byte) keys — a multibit trie with a
 // 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4,
 // 16-8-...-8 for IPv6), built by controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8
-// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6). Small
-// IPv4 tables are looked up in a cache-sized image of the 16-8-8 trie instead (lpm_dir16.h).
+// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6). IPv4
+// tables in auto mode are looked up in a compiled image of the trie instead: small ones in
+// LpmDir16 (lpm_dir16.h), larger ones in LpmRuns (lpm_runs.h).
 //
 // Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default).
 // The layout is chosen by the table's shape as routes go in (the rule, IPv4):
@@ -10,10 +11,13 @@
 //    the image fits in LpmDir16::kMaxBytes (32 MiB, half a DIR-24 root) and every value fits in
 //    15 bits. peers_lib_bench's BGP-like mix: image 1.7 MiB at 1k routes, ~31 MiB at 16k;
 //    lookups 1.3-1.8 ns in bursts vs 3.1-3.4 ns for DIR-24-8 at 16k routes (same run).
-//  - else DIR-24-8 (auto mode; rebuilt from the kept routes) once the trie holds more than
-//    kWidenAfterGroups child groups (64 KiB; ~100 routes longer than /16): one load from a
-//    64 MiB root beats 2-3 dependent loads at 100k routes. A first_stride of 16 keeps the 16-bit
-//    root (the image while it fits, else the staged walk); 24 never uses the image.
+//  - else the trie becomes DIR-24-8 (rebuilt from the kept routes) once it holds more than
+//    kWidenAfterGroups child groups (64 KiB; ~100 routes longer than /16), and compile() builds
+//    the LpmRuns image (18-6-8 strides, nodes holding only runs of equal answers, ranked by
+//    popcount) when it is smaller than the trie: 4 MiB at peers_lib_bench's 100k routes vs the
+//    trie's 69 MiB, 3.4-3.9 ns/lookup in bursts vs rte_lpm's 7.6-8.0 (same runs; DIR-24-8 ~7).
+//  A first_stride of 16 keeps the 16-bit root (the LpmDir16 image while it fits, else the staged
+//  walk); 24 is DIR-24-8 alone (no image).
 //
 // Theory of operation. The root has 2^stride entries, each child group 2^8. An entry is a 32-bit
 // word: valid bit, "extended" bit (the value is a child group index), the length of the prefix
@@ -22,7 +26,8 @@
 // entry that must be refined further becomes a child group initialised with its old contents.
 // The result is independent of insertion order; equal prefixes: the last insert wins. The IPv4
 // image is then updated for the entries the prefix covers (LpmDir16::update reads the trie).
-// Lookup: with the image, root entry + group entry; else one load per stride until a
+// Lookup: with LpmDir16, root entry + group entry; with LpmRuns, root entry + node (+ a level-3
+// node for the ~5% of addresses in a /24 holding a longer prefix); else one load per stride until a
 // non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8), IPv6 ≤ 15. lookup_burst() walks
 // 16-bit-root and IPv6 tries up to 32 keys a level at a time, prefetching every key's next entry
 // before reading any of them, so the misses of a burst overlap; under a 24-bit root it is a plain
@@ -31,7 +36,7 @@
 // router's burst; rte_lpm_lookup_bulk's input): no pointer per key.
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
 // where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk),
-// + the image. In auto mode the routes are kept (20 B each) until the rebuild. No deletion
+// + the image. In auto mode the routes are kept (24 B each) until the rebuild. No deletion
 // (static config).
 #pragma once
 #include <array>
@@ -42,6 +47,7 @@
 
 #include "nf/huge_array.h"
 #include "nf/lpm_dir16.h"
+#include "nf/lpm_runs.h"
 
 namespace nfpark::nf {
 
@@ -57,8 +63,11 @@ class Lpm {
   // Inserts prefix (network order, `key_bytes` long, bits past len ignored). False if value is
   // above kMaxValue, len is out of range or the child groups are exhausted.
   bool insert(const uint8_t* prefix, int len, uint32_t value);
+  // One by one, tables on the LpmRuns image read their DIR-24-8 trie: one load, which the
+  // out-of-order core overlaps across independent lookups better than the image's two dependent
+  // ones (the image is for bursts, where its loads are prefetched a stage ahead).
   uint32_t lookup(const uint8_t* key) const {
-    if (dir16_on_) {
+    if (image_ == Image::kDir16) {
       uint32_t w;
       std::memcpy(&w, key, 4);
       return dir16_.lookup(__builtin_bswap32(w));
@@ -81,10 +90,11 @@ class Lpm {
   // true if lookups now read it. Call after the routes are in: an insert makes lookups walk the
   // trie again (same answers, slower) until the next compile().
   bool compile();
-  bool dir16() const { return dir16_on_; }  // lookups read the LpmDir16 image
+  bool dir16() const { return image_ == Image::kDir16; }  // lookups read the LpmDir16 image
+  bool runs() const { return image_ == Image::kRuns; }    // lookups read the LpmRuns image
   size_t memory_bytes() const {
     return (root_.size() + groups_.size()) * sizeof(uint32_t) + routes_.capacity() * sizeof(Route) +
-           width_.capacity() + (dir16_on_ ? dir16_.memory_bytes() : 0);
+           width_.capacity() + dir16_.memory_bytes() + runs_.memory_bytes();
   }
 
  private:
@@ -103,8 +113,11 @@ class Lpm {
   static uint32_t answer(uint32_t e) { return (e & kValid) ? (e & kValMask) : kNoRoute; }
   void init_root(int stride);
   bool insert_masked(const uint8_t* key, int len, uint32_t value);
-  // The 16-8-8 trie's answer for host-order address a (16-bit IPv4 roots only).
+  // The trie's answer for host-order address a (IPv4).
   uint32_t trie_v4(uint32_t a) const;
+  // The trie's answer for /24 number c (IPv4, host order); `deeper` instead if a prefix longer
+  // than /24 lies in it.
+  uint32_t slot24(uint32_t c, bool& deeper) const;
   void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   // Writes `entry` over [first, first + n) of the table starting at `base` (root if base < 0,
   // else child group `base`), descending into child groups.
@@ -113,14 +126,18 @@ class Lpm {
     return base < 0 ? root_[i] : groups_[size_t(base) << 8 | i];
   }
 
+  enum class Image { kTrie, kDir16, kRuns };
   int key_bytes_;
   int stride_ = 16;
-  bool auto_widen_;
+  bool auto_;        // IPv4, first_stride 0: the layout follows the table's shape
+  bool auto_widen_;  // auto, still on a 16-bit root
   HugeArray<uint32_t> root_;
   HugeArray<uint32_t> groups_;
-  std::vector<Route> routes_;  // auto mode, until widened: replayed into the 24-bit table
-  LpmDir16 dir16_;             // IPv4 under a 16-bit root: the image lookups read
-  bool dir16_on_ = false;      // dir16_ is current (compiled since the last insert)
+  std::vector<Route> routes_;   // auto mode, until widened: replayed into the 24-bit table
+  LpmDir16 dir16_;              // IPv4 under a 16-bit root: the small tables' image
+  LpmRuns runs_;                // IPv4, auto: the image of tables LpmDir16 cannot hold
+  Image image_ = Image::kTrie;  // what lookups read: an image is current (compiled since the
+                                // last insert) or the trie
   // IPv4 under a 16-bit root: each /16's longest prefix − 16 (0 if none past /16), the image's
   // group entries in all, and whether every value fits the image's 15 bits.
   std::vector<uint8_t> width_;

@@ -73,7 +73,7 @@ std::unique_ptr<Router> Router::create(const RouterConfig& cfg, std::string& err
       return nullptr;
     }
   }
-  r->v4_.compile();  // small tables: the cache-sized image (lpm_dir16.h)
+  r->v4_.compile();  // the LpmDir16 image for small tables, LpmRuns past it (lpm_runs.h)
   return r;
 }
 

@@ -8,8 +8,9 @@
 // Counters: rx, forwarded, drop.ttl_expired, drop.no_route, drop.not_ip
 // Cost:     ~4 ns/pkt over forward (nf_bench --quick, 100k flows: 24.5 vs 20.3 ns/pkt);
 //           IPv4 lookup is 2 loads in a cache-sized image for small tables (LpmDir16, built
-//           at the end of create()), 1–2 in DIR-24-8 past its 32 MiB bound, done for the
-//           whole burst at once (Lpm::lookup_burst_v4, IPv4 destinations in host order).
+//           at the end of create()), 2-3 in the run-compressed LpmRuns image past its 32 MiB
+//           bound (4 MiB at 100k routes), done for the whole burst at once with the loads
+//           prefetched a stage ahead (Lpm::lookup_burst_v4, IPv4 destinations in host order).
 // Runs:     one LPM lookup per run of a flow (run_burst.h: same destination); TTL, checksum
 //           and MACs per packet. Only when the chain has found runs for an NF before: alone,
 //           finding them (~8-10 ns/pkt) costs more than the LPM saves (0.65x, nf_bench --runs).

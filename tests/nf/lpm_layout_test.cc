@@ -1,16 +1,19 @@
-// Every IPv4 layout of Lpm (the LpmDir16 image, the 16-8-8 staged walk, DIR-24-8, auto) against
-// a brute-force longest match on random route sets: every prefix length 0..32, nested and
-// duplicate prefixes, routes added in steps with lookups in between (the image is updated per
-// insert), random addresses and addresses aimed at each prefix's first and last address and at
-// the addresses just outside it. Also the layout rule: which layout a table's shape gets.
+// Every IPv4 layout of Lpm (the LpmDir16 and LpmRuns images, the 16-8-8 staged walk, DIR-24-8,
+// auto) against a brute-force longest match on random route sets: every prefix length 0..32,
+// nested and duplicate prefixes, routes added in steps with lookups in between (through the trie,
+// then through the image compiled), random addresses and addresses aimed at each prefix's first
+// and last address and at the addresses just outside it. Also the layout rule: which layout a
+// table's shape gets, and LpmRuns alone on hand-made node shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "nf/lpm.h"
 #include "nf/lpm_dir16.h"
+#include "nf/lpm_runs.h"
 
 namespace nfpark::nf {
 namespace {
@@ -118,6 +121,7 @@ void grow_and_check(Lpm& t, const std::vector<Route>& routes, Rng& rnd, const ch
       in.push_back(r);
     }
     ASSERT_FALSE(t.dir16());
+    ASSERT_FALSE(t.runs());
     const auto addrs = make_addrs(rnd, in, 500);
     const auto want = answers(in, addrs);
     ASSERT_NO_FATAL_FAILURE(expect_all(t, addrs, want, what));
@@ -165,16 +169,108 @@ TEST(LpmLayout, SmallTablesGetTheImageLargeOnesDir24) {
     routes.push_back({(0x20000000u + (i << 16)) | (rnd() & 0xFFFF), 32, 5000 + i});
     insert(t, routes.back());
   }
-  EXPECT_FALSE(t.compile());
   EXPECT_EQ(t.first_stride(), 24);
   const auto addrs = make_addrs(rnd, routes, 500);
   const auto want = answers(routes, addrs);
   expect_all(t, addrs, want, "auto after widening");
+  // Compiled past LpmDir16's bound: the LpmRuns image, smaller than the DIR-24-8 trie.
+  EXPECT_TRUE(t.compile());
+  EXPECT_FALSE(t.dir16());
+  EXPECT_TRUE(t.runs());
+  EXPECT_LT(t.memory_bytes(), 2 * (size_t(64) << 20));
+  expect_all(t, addrs, want, "auto, runs image");
   // A fixed 16-bit root past the bound keeps the staged walk.
   Lpm s(4, 16);
   for (const Route& r : routes) insert(s, r);
   EXPECT_FALSE(s.compile());
+  EXPECT_FALSE(s.runs());
   expect_all(s, addrs, want, "16-8-8 past the bound");
+  // So does a fixed 24-bit root: DIR-24-8 alone.
+  Lpm w(4, 24);
+  for (const Route& r : routes) insert(w, r);
+  EXPECT_FALSE(w.compile());
+  expect_all(w, addrs, want, "DIR-24-8");
+}
+
+// Auto tables whose next hops pass LpmDir16's 15 bits get the LpmRuns image once they are
+// DIR-24-8; checked while routes go in (the trie between inserts, the image after compile()).
+TEST(LpmLayout, RunsImageMatchesBruteForceWhileRoutesGoIn) {
+  Rng rnd{5};
+  auto routes = make_routes(rnd, 300, LpmDir16::kMaxValue);
+  // Child groups enough to widen: /17-/24s over the whole space.
+  for (uint32_t i = 0; i < 2 * Lpm::kWidenAfterGroups; ++i) {
+    const int len = 17 + int(rnd() % 8);
+    routes.push_back({rnd() & mask(len), len, 70000 + i});
+  }
+  Lpm t(4);
+  ASSERT_NO_FATAL_FAILURE(grow_and_check(t, routes, rnd, "auto, runs image"));
+  EXPECT_EQ(t.first_stride(), 24);
+  EXPECT_TRUE(t.runs());
+}
+
+// Answers for LpmRuns::build from a route list: /24 slot c (deeper if a prefix past /24 is in it),
+// painted once per route list shortest prefix first (equal prefixes: the last insert wins).
+struct RouteSlots {
+  std::vector<uint32_t> slot = std::vector<uint32_t>(size_t(1) << 24, Lpm::kNoRoute);
+  std::vector<bool> deep = std::vector<bool>(size_t(1) << 24, false);
+  explicit RouteSlots(std::vector<Route> routes) {
+    std::stable_sort(routes.begin(), routes.end(),
+                     [](const Route& a, const Route& b) { return a.len < b.len; });
+    for (const Route& r : routes) {
+      if (r.len > 24) {
+        deep[r.addr >> 8] = true;
+        continue;
+      }
+      const uint32_t first = r.addr >> 8, n = 1u << (24 - r.len);
+      std::fill(slot.begin() + first, slot.begin() + first + n, r.v);
+    }
+  }
+  uint32_t operator()(uint32_t c, bool& deeper) const {
+    deeper = deep[c];
+    return slot[c];
+  }
+};
+
+// The image alone on hand-made shapes: a /18 whose 64 /24s all differ (a 64-run node), a /24
+// whose 256 addresses all differ (a level-3 node of 256 runs, past a cache line), runs of no
+// route, the largest value; a value past kMaxValue and a too-small bound refuse to build.
+TEST(LpmLayout, RunsImageNodesOnHandMadeShapes) {
+  std::vector<Route> routes = {{0, 0, 7}, {0x0A000000, 8, LpmRuns::kMaxValue}};
+  for (uint32_t j = 0; j < 64; ++j) routes.push_back({0x0B400000u | j << 8, 24, 100 + j});
+  for (uint32_t k = 0; k < 256; k += 2) routes.push_back({0x0C010200u | k, 32, 1000 + k});
+  routes.push_back({0x0C010200u, 31, 999});  // under the /32s: answers the odd addresses
+  routes.push_back({0x0D800000, 9, 3});
+  routes.push_back({0x0D808000, 17, 4});
+  LpmRuns img;
+  const auto look = [&](uint32_t a) { return reference(routes, a); };
+  ASSERT_TRUE(img.build(RouteSlots(routes), look, size_t(64) << 20));
+  Rng rnd{3};
+  std::vector<uint32_t> addrs;
+  for (int i = 0; i < 4000; ++i) addrs.push_back(rnd());
+  for (uint32_t j = 0; j < 64 * 256; j += 97) addrs.push_back(0x0B400000u + j);
+  for (uint32_t k = 0; k < 256; ++k) addrs.push_back(0x0C010200u | k);
+  for (uint32_t a : {0u, ~0u, 0x0A000000u, 0x0AFFFFFFu, 0x0B3FFFFFu, 0x0B7FFFFFu, 0x0C0101FFu,
+                     0x0C010300u, 0x0D7FFFFFu, 0x0D800000u, 0x0D807FFFu, 0x0D808000u, 0x0D80FFFFu})
+    addrs.push_back(a);
+  std::vector<uint32_t> burst(addrs.size());
+  img.lookup_burst(addrs.data(), burst.data(), addrs.size());
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    ASSERT_EQ(img.lookup(addrs[i]), reference(routes, addrs[i])) << std::hex << addrs[i];
+    ASSERT_EQ(burst[i], reference(routes, addrs[i])) << std::hex << addrs[i];
+  }
+  EXPECT_LT(img.memory_bytes(), size_t(4) << 20);
+  // Without a default route, the addresses no route covers answer kNoRoute.
+  routes.erase(routes.begin());
+  ASSERT_TRUE(img.build(RouteSlots(routes), look, size_t(64) << 20));
+  EXPECT_EQ(img.lookup(0x01020304u), LpmRuns::kNoRoute);
+  EXPECT_EQ(img.lookup(0x0C010201u), 999u);
+  EXPECT_EQ(img.lookup(0x0C010202u), 1002u);
+  // Refused: a value past 30 bits, or an image that would pass the bound.
+  routes.push_back({0x0E000000, 8, LpmRuns::kMaxValue + 1});
+  EXPECT_FALSE(img.build(RouteSlots(routes), look, size_t(64) << 20));
+  EXPECT_TRUE(img.empty());
+  routes.pop_back();
+  EXPECT_FALSE(img.build(RouteSlots(routes), look, (size_t(1) << 20) + 512));  // root + 512 B
 }
 
 TEST(LpmLayout, ImageGroupsAreAsWideAsTheLongestPrefixOfTheirSlash16) {
