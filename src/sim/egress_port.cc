@@ -12,6 +12,7 @@ EgressPort::EgressPort(Switch& s, uint16_t index, double gbps, uint16_t queues,
                        const std::vector<uint8_t>& priority)
     : sw_(s), index_(index), gbps_(gbps), q_(queues) {
   assert(queues >= 1 && queues <= 64);
+  set_tie(Rank::kPortMac, index);  // (delayed AFC commands come at Rank::kAfc: Switch::apply_afc)
   std::map<uint8_t, uint64_t, std::greater<>> by_level;
   for (uint16_t i = 0; i < queues; ++i)
     by_level[i < priority.size() ? priority[i] : 0] |= 1ull << i;

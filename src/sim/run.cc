@@ -36,7 +36,9 @@ double mpps(uint64_t pkts, Picos over) {
 class Sampler final : public EventHandler {
  public:
   Sampler(RunTopology& t, Picos interval, Picos stop, RunReport& r)
-      : t_(t), interval_(interval), stop_(stop), r_(r) {}
+      : t_(t), interval_(interval), stop_(stop), r_(r) {
+    set_tie(Rank::kSampler, 0);  // reads the state at the end of the instant
+  }
   void on_event(uint64_t) override {
     Engine& e = t_.engine;
     IntervalRow row;

@@ -107,6 +107,7 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     NfServerConfig nc = cfg.nf;
     nc.seed = cfg.seed * 1000003 + k;
     auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
+    s->set_index(k);                         // its place in the tie order (sim/tie.h)
     s->set_faults(spec.faults, spec.shape);  // [faults]: the same seed for each, as nfpark run's
     s->set_box(run::build_reframe_stage<SimBuffer>(spec));  // nullptr unless placement = box
     if (auto hm = nic_mode(cfg.mode)) {                     // the NIC program in front of PCIe
