@@ -147,6 +147,7 @@ uint64_t Engine::run(Picos until) {
     EventHandler* const h = x.h;
     const uint64_t arg = x.arg;
     now_ = x.at;
+    cur_key_ = x.key;
     unlink(n);
     x.next = free_;  // (unlink has read it)
     free_ = n;
@@ -155,6 +156,7 @@ uint64_t Engine::run(Picos until) {
     h->on_event(arg);
   }
   until_ = kNever;
+  cur_key_ = ~0ull;
   if (pending_ == 0 && until != kNever && now_ < until && !stopped_) now_ = until;
   return events_ - start;
 }

@@ -51,6 +51,14 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   Picos now() const { return now_; }
+  // The tie key (sim/tie.h) of the event running now (~0 outside run(), or after
+  // advance_to_if_first): with now(), where "now" stands at this instant, for a device that
+  // applies effects it deferred to instants of its own (EgressPort's trains).
+  uint64_t now_key() const { return cur_key_; }
+  // True when an effect at (at, key) comes before the event running now: it has happened.
+  bool has_happened(Picos at, uint64_t key) const {
+    return at < now_ || (at == now_ && key < cur_key_);
+  }
   // Schedules h->on_event(arg) at `at` (>= now(); earlier times are clamped to now()), at the
   // handler's tie (or `tie`, from sim::tie(), for a handler acting as several devices).
   void schedule(Picos at, EventHandler* h, uint64_t arg = 0) { schedule_tie(at, h->tie(), h, arg); }
@@ -72,6 +80,7 @@ class Engine {
   bool advance_to_if_first(Picos t) {
     if (t < now_ || t >= next_time() || t > until_ || stopped_) return false;
     now_ = t;
+    cur_key_ = ~0ull;
     return true;
   }
 
@@ -91,6 +100,7 @@ class Engine {
     if (n != kNil && !(at < nodes_[n].at || (at == nodes_[n].at && key < nodes_[n].key)))
       return false;
     now_ = at;
+    cur_key_ = key;
     return true;
   }
 
@@ -149,6 +159,7 @@ class Engine {
   Picos now_ = 0;
   Picos until_ = kNever;  // the running run()'s limit
   uint64_t seq_ = 0;
+  uint64_t cur_key_ = ~0ull;  // now_key()
   uint64_t events_ = 0;
   size_t pending_ = 0;
   bool stopped_ = false;

@@ -96,6 +96,9 @@ class NfServer final : public PortPeer,
     back_link_ = link;
   }
   void arrive(Packet* p, Picos at, uint16_t link) override;
+  // Without a NIC program or a Reframer box, arrive() only reads `at` and changes what the
+  // server's own later events read (PCIe's FIFO, a core's DMA queue): a train may call it ahead.
+  bool takes_early() const override { return !nic_ && !box_; }
   // Puts a NIC program in front of PCIe (nullptr: whole frames, as HostNic without counters).
   void set_nic(std::unique_ptr<NicProgram> nic) { nic_ = std::move(nic); }
   // Injects `[faults]` on the way back (fault_stage.h; `shape`: run::nf_tag_shape of the mode).

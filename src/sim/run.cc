@@ -41,6 +41,7 @@ class Sampler final : public EventHandler {
   }
   void on_event(uint64_t) override {
     Engine& e = t_.engine;
+    t_.sw->settle();  // the ports' trains' dequeues until now (egress_port.h)
     IntervalRow row;
     row.t_ms = double(e.now()) / double(kMs);
     const FlowCounts& in = t_.collector->in();

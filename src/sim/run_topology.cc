@@ -119,6 +119,8 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     const uint16_t port = uint16_t(tc.ports + k);
     s->connect(sw.get(), port);
     sw->connect(port, s.get(), 0);
+    // the NF port's trains (egress_port.h), where the program and the server allow them
+    sw->port(port).set_train(program->egress_train(port) && s->takes_early());
     servers.push_back(std::move(s));
   }
   return build_traffic(cfg, err);
@@ -193,6 +195,10 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   uint64_t held = program->held();
   for (auto& s : servers) held += s->nic() ? s->nic()->held() : 0;
   program->drain();
+  if (engine.pending() == 0)
+    sw->settle_all();  // the trains' frames have all left (egress_port.h)
+  else
+    sw->settle();  // cut short: those decided after now are still in the queue
   for (auto& s : servers) s->drain_nic();
   const FlowCounts& in = collector->in();
   const FlowCounts& out = collector->out();

@@ -120,7 +120,30 @@ void Switch::commit_actions(Pass& pass) {
   pass.n_ = 0;
 }
 
+void Switch::note_unsettled(EgressPort* port) {
+  if (std::find(unsettled_.begin(), unsettled_.end(), port) == unsettled_.end())
+    unsettled_.push_back(port);
+}
+
+void Switch::settle_trains() {
+  for (size_t i = 0; i < unsettled_.size();) {
+    if (unsettled_[i]->settle()) {
+      ++i;
+    } else {
+      unsettled_[i] = unsettled_.back();
+      unsettled_.pop_back();
+    }
+  }
+}
+
+void Switch::settle_all() {
+  assert(e_.pending() == 0);
+  for (EgressPort* p : unsettled_) p->settle(kNever);
+  unsettled_.clear();
+}
+
 void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
+  settle();  // the trains' dequeues that happened before this admission (egress_port.h)
   EgressPort& ep = *ports_[port];
   const uint64_t c = cells(p->len);
   if (buffer_ + c > cfg_.buffer_bytes) {
