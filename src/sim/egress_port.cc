@@ -12,6 +12,7 @@ EgressPort::EgressPort(Switch& s, uint16_t index, double gbps, uint16_t queues,
                        const std::vector<uint8_t>& priority)
     : sw_(s), index_(index), gbps_(gbps), q_(queues) {
   assert(queues >= 1 && queues <= 64);
+  set_tie(Rank::kPortMac, index);  // (delayed AFC commands come at Rank::kAfc: Switch::apply_afc)
   std::map<uint8_t, uint64_t, std::greater<>> by_level;
   for (uint16_t i = 0; i < queues; ++i)
     by_level[i < priority.size() ? priority[i] : 0] |= 1ull << i;
@@ -35,6 +36,7 @@ void EgressPort::enqueue(Packet* p, uint16_t queue) {
 }
 
 void EgressPort::set_paused(uint16_t queue, bool paused) {
+  assert(!train_ && "a train's port is never paused (SwitchProgram::egress_train)");
   q_[queue].paused = paused;
   update_eligible(queue);
   if (!paused) wake();
@@ -61,7 +63,52 @@ int EgressPort::pick() {
   return -1;
 }
 
+void EgressPort::send_train() {
+  sending_ = true;
+  Engine& e = sw_.engine();
+  Picos t = e.now();
+  const Picos after = sw_.config().egress_latency + sw_.config().link_delay;
+  for (int qi; (qi = pick()) >= 0;) {
+    Queue& q = q_[qi];
+    Packet* p = q.head;
+    q.head = p->next;
+    if (!q.head) q.tail = nullptr;
+    update_eligible(uint16_t(qi));
+    const Picos wire = serialization(p->len + kWireOverhead, gbps_);
+    def_.push_back(Deferred{t, p->len, uint16_t(qi)});
+    peer_->arrive(p, t + after + wire, link_);  // (egress: no effect, sent: egress_train)
+    t += wire;
+  }
+  free_at_ = t;
+  sending_ = false;
+  if (unsettled()) sw_.note_unsettled(this);
+}
+
+bool EgressPort::settle(Picos until) {
+  const Engine& e = sw_.engine();
+  const uint64_t key = sim::tie(Rank::kPortMac, index_);
+  while (def_head_ < def_.size() &&
+         (def_[def_head_].at <= until || e.has_happened(def_[def_head_].at, key))) {
+    const Deferred& d = def_[def_head_++];
+    Queue& q = q_[d.queue];
+    --q.pkts;
+    q.bytes -= d.len;
+    sw_.release_len(d.len);
+    ++ctr_.tx_packets;
+    ctr_.tx_bytes += d.len;
+    if (sw_.in_window(d.at)) {
+      ++ctr_.win_packets;
+      ctr_.win_bytes += d.len;
+    }
+  }
+  if (def_head_ < def_.size()) return true;
+  def_.clear();
+  def_head_ = 0;
+  return false;
+}
+
 void EgressPort::send_next() {
+  if (train_) return send_train();
   sending_ = true;
   for (;;) {
     const int qi = pick();

@@ -9,6 +9,16 @@
 // the dequeue. A paused queue keeps its packets; resuming it lets the port pick it at its next
 // decision. The port keeps an engine event only while a decision is due at `free_at` (a queue is
 // eligible then); a port that is not backlogged costs no event per frame.
+// Trains (set_train; docs/sim.md §9): when the program's egress pass on this port has no effect
+// and sends every frame, one queue is used and never paused (SwitchProgram::egress_train), and
+// the peer takes a frame ahead of its arrival (PortPeer::takes_early), a decision sends every
+// frame queued now, back to back (frame i at t_i = t_{i-1} + its predecessor's wire time, what
+// one decision each at t_i would do: nothing enqueued later goes before them), hands each to the
+// peer at once, and defers what others read — the queue's bytes and packets, the buffer's cells,
+// the tx counters — to t_i at Rank::kPortMac: settle() applies those that have happened by the
+// running event's (time, tie) (Engine::has_happened); the switch settles before every admission
+// and every read of the buffer, and the sampler before it reads. One event per train instead of
+// one per frame.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,6 +35,9 @@ class Switch;
 class PortPeer {
  public:
   virtual void arrive(Packet* p, Picos at, uint16_t link) = 0;
+  // True when arrive() may be called before the frame's dequeue instant (it only reads `at`, and
+  // nothing it changes is read before then): a train may hand frames over ahead.
+  virtual bool takes_early() const { return false; }
 
  protected:
   ~PortPeer() = default;
@@ -48,6 +61,12 @@ class EgressPort final : public EventHandler {
   // Queues p (the switch has admitted it to the buffer) and starts sending if idle.
   void enqueue(Packet* p, uint16_t queue);
   void set_paused(uint16_t queue, bool paused);
+  // Trains on this port (above); the switch's program and the peer must allow it.
+  void set_train(bool on) { train_ = on; }
+  // Applies the deferred dequeues that have happened by now: false when none waits any more.
+  // `until`: also every dequeue up to then (Switch::settle_all: the engine is idle).
+  bool settle(Picos until = -1);
+  bool unsettled() const { return def_head_ < def_.size(); }
   bool paused(uint16_t queue) const { return q_[queue].paused; }
   uint32_t queued_packets(uint16_t queue) const { return q_[queue].pkts; }
   uint64_t queued_bytes(uint16_t queue) const { return q_[queue].bytes; }
@@ -74,6 +93,15 @@ class EgressPort final : public EventHandler {
   }
   int pick();
   void send_next();
+  void send_train();
+  struct Deferred {  // a train's frame: its dequeue's accounting, due at `at`
+    Picos at;
+    uint32_t len;
+    uint16_t queue;
+  };
+  bool train_ = false;
+  std::vector<Deferred> def_;
+  size_t def_head_ = 0;
 
   Switch& sw_;
   uint16_t index_;

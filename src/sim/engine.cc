@@ -14,23 +14,23 @@ uint32_t Engine::grow() {
   return uint32_t(nodes_.size() - 1);
 }
 
-void Engine::schedule_seq(Picos at, uint64_t seq, EventHandler* h, uint64_t arg) {
-  assert(at >= now_ && seq < seq_);
+void Engine::schedule_key(Picos at, uint64_t key, EventHandler* h, uint64_t arg) {
+  assert(at >= now_);
   uint32_t n = free_;
   if (n != kNil) [[likely]]
     free_ = nodes_[n].next;
   else
     n = grow();
   Node& x = nodes_[n];
-  x = Node{at, seq, h, arg, kNil};
+  x = Node{at, key, h, arg, kNil};
   ++pending_;
   if (first_valid_ && (first_ == kNil || x.before(nodes_[first_]))) first_ = n;
   if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) [[unlikely]]
     return heap_push(n);
   const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
   Bucket& bk = bucket_[b];
-  // keep the bucket in (time, sequence) order: a new node nearly always goes after its tail
-  // (many sources tick at the same times, and a fresh sequence number is the largest)
+  // keep the bucket in (time, tie) order: a new node usually goes after its tail (time mostly
+  // grows with scheduling)
   if (bk.tail == kNil) {
     bk.head = bk.tail = n;
     bits_[b >> 6] |= 1ull << (b & 63);
@@ -147,6 +147,7 @@ uint64_t Engine::run(Picos until) {
     EventHandler* const h = x.h;
     const uint64_t arg = x.arg;
     now_ = x.at;
+    cur_key_ = x.key;
     unlink(n);
     x.next = free_;  // (unlink has read it)
     free_ = n;
@@ -155,6 +156,7 @@ uint64_t Engine::run(Picos until) {
     h->on_event(arg);
   }
   until_ = kNever;
+  cur_key_ = ~0ull;
   if (pending_ == 0 && until != kNever && now_ < until && !stopped_) now_ = until;
   return events_ - start;
 }

@@ -2,11 +2,13 @@
 //
 // Theory of operation
 //  An event is (time, handler, argument). Events run in time order; events at the same time run
-//  in the order they were scheduled (a sequence number breaks ties), so a run is a pure function
-//  of its inputs and seed: no wall clock, no addresses, no globals. Two engines in one process are
-//  independent (tests run them side by side).
+//  in canonical tie order (sim/tie.h): by the rank and index of the device that acts (its
+//  handler's tie(), or one given with the event), then in the order that device scheduled them.
+//  So a run is a pure function of its inputs and seed — no wall clock, no addresses, no globals —
+//  and the order at an instant does not depend on when events were scheduled. Two engines in one
+//  process are independent (tests run them side by side).
 //  The events live in a calendar: a ring of 2^14 buckets of 2^10 ps (1.024 ns) covering the next
-//  16.8 us, each bucket a list kept in (time, sequence) order (a new event usually goes after
+//  16.8 us, each bucket a list kept in (time, tie) order (a new event usually goes after
 //  the tail, which the bucket also remembers), with a bitmap of the non-empty
 //  buckets; events further ahead wait in a binary heap. Nearly every event of a packet network is
 //  due within nanoseconds to microseconds, so scheduling one is a short list insert and finding
@@ -19,9 +21,11 @@
 // Cost: see bench/sim_bench.cc.
 #pragma once
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
+#include "sim/tie.h"
 #include "sim/time.h"
 
 namespace nfpark::sim {
@@ -29,9 +33,15 @@ namespace nfpark::sim {
 class EventHandler {
  public:
   virtual void on_event(uint64_t arg) = 0;
+  // Where this handler's events stand at an instant (sim/tie.h; kUnranked by default).
+  uint64_t tie() const { return tie_; }
+  void set_tie(Rank r, uint32_t index) { tie_ = sim::tie(r, index); }
 
  protected:
   ~EventHandler() = default;
+
+ private:
+  uint64_t tie_ = 0;
 };
 
 class Engine {
@@ -41,9 +51,20 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   Picos now() const { return now_; }
-  // Schedules h->on_event(arg) at `at` (>= now(); earlier times are clamped to now()).
-  void schedule(Picos at, EventHandler* h, uint64_t arg = 0) {
-    schedule_seq(at < now_ ? now_ : at, seq_++, h, arg);
+  // The tie key (sim/tie.h) of the event running now (~0 outside run(), or after
+  // advance_to_if_first): with now(), where "now" stands at this instant, for a device that
+  // applies effects it deferred to instants of its own (EgressPort's trains).
+  uint64_t now_key() const { return cur_key_; }
+  // True when an effect at (at, key) comes before the event running now: it has happened.
+  bool has_happened(Picos at, uint64_t key) const {
+    return at < now_ || (at == now_ && key < cur_key_);
+  }
+  // Schedules h->on_event(arg) at `at` (>= now(); earlier times are clamped to now()), at the
+  // handler's tie (or `tie`, from sim::tie(), for a handler acting as several devices).
+  void schedule(Picos at, EventHandler* h, uint64_t arg = 0) { schedule_tie(at, h->tie(), h, arg); }
+  void schedule_tie(Picos at, uint64_t tie, EventHandler* h, uint64_t arg = 0) {
+    assert(seq_ <= kTieSeqMask);
+    schedule_key(at < now_ ? now_ : at, tie | seq_++, h, arg);
   }
   void schedule_in(Picos delay, EventHandler* h, uint64_t arg = 0) {
     schedule(now_ + delay, h, arg);
@@ -59,25 +80,27 @@ class Engine {
   bool advance_to_if_first(Picos t) {
     if (t < now_ || t >= next_time() || t > until_ || stopped_) return false;
     now_ = t;
+    cur_key_ = ~0ull;
     return true;
   }
 
-  // Tie-break numbers, for a device that keeps its own list of due events (TrafficMux): it takes
-  // the number an event scheduled now would get (take_seq), keeps it with its own event, and
-  // either schedules it later with that number (schedule_seq) or, when it comes before every
-  // pending event, runs it itself (run_inline). The engine then runs everything in the order it
-  // would have run had each of those events been scheduled on its own.
-  uint64_t take_seq() { return seq_++; }
-  // Schedules h->on_event(arg) at (at, seq); `seq` from take_seq().
-  void schedule_seq(Picos at, uint64_t seq, EventHandler* h, uint64_t arg = 0);
-  // True, with the clock moved to `at`, when the event (at, seq) is next: no pending event comes
+  // For a device that keeps its own list of due events (TrafficMux, Pipe): an event's tie key
+  // (sim::tie() | a sequence) is known without scheduling it, so the device either schedules it
+  // with that key (schedule_key) or, when it comes before every pending event, runs it itself
+  // (run_inline). The engine then runs everything in the order it would have run had each of
+  // those events been scheduled on its own.
+  void schedule_key(Picos at, uint64_t key, EventHandler* h, uint64_t arg = 0);
+  // True, with the clock moved to `at`, when the event (at, key) is next: no pending event comes
   // before it, at >= now(), the running run() would not stop before it (its `until`, stop()).
-  bool run_inline(Picos at, uint64_t seq) {
+  // A device's next event of its own tie comes after every pending one of that tie: pass
+  // tie | kTieSeqMask.
+  bool run_inline(Picos at, uint64_t key) {
     if (stopped_ || at < now_ || at > until_) return false;
     const uint32_t n = first();
-    if (n != kNil && !(at < nodes_[n].at || (at == nodes_[n].at && seq < nodes_[n].seq)))
+    if (n != kNil && !(at < nodes_[n].at || (at == nodes_[n].at && key < nodes_[n].key)))
       return false;
     now_ = at;
+    cur_key_ = key;
     return true;
   }
 
@@ -96,16 +119,16 @@ class Engine {
   static constexpr uint32_t kNil = UINT32_MAX;
   struct Node {
     Picos at;
-    uint64_t seq;
+    uint64_t key;  // tie | sequence (sim/tie.h)
     EventHandler* h;
     uint64_t arg;
     uint32_t next;
-    // (at, seq) order as one 128-bit compare (at >= 0): no branch on equal times
-    unsigned __int128 key() const { return (unsigned __int128)uint64_t(at) << 64 | seq; }
-    bool before(const Node& o) const { return key() < o.key(); }
+    // (at, key) order as one 128-bit compare (at >= 0): no branch on equal times
+    unsigned __int128 order() const { return (unsigned __int128)uint64_t(at) << 64 | key; }
+    bool before(const Node& o) const { return order() < o.order(); }
   };
   struct Bucket {
-    uint32_t head = kNil, tail = kNil;  // its list, in (time, sequence) order
+    uint32_t head = kNil, tail = kNil;  // its list, in (time, tie) order
   };
   uint32_t grow();  // a fresh node at the end of nodes_ (the free list is empty)
   // The earliest pending node (ring or heap), kNil when none. Cached: schedule() keeps the cache
@@ -136,6 +159,7 @@ class Engine {
   Picos now_ = 0;
   Picos until_ = kNever;  // the running run()'s limit
   uint64_t seq_ = 0;
+  uint64_t cur_key_ = ~0ull;  // now_key()
   uint64_t events_ = 0;
   size_t pending_ = 0;
   bool stopped_ = false;

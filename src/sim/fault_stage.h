@@ -54,6 +54,8 @@ class FaultStage final : private EventHandler {
   // the burst is appended to `out`; delayed packets leave through Host::fault_send when due.
   void apply(Packet** pkts, const uint32_t* tag_at, uint16_t n, std::vector<Packet*>& out);
 
+  // The NF server it belongs to (its events' tie: Rank::kNfFault, `server`).
+  void set_server(uint16_t server) { set_tie(Rank::kNfFault, server); }
   size_t held() const { return fi_.held(); }
   const park::FaultCounters& counters() const { return fi_.counters(); }
   void report(const CounterSink& s) const;

@@ -26,6 +26,13 @@ NfServer::NfServer(Engine& e, const NfServerConfig& c,
   for (auto& core : cores_) core.out.reserve(nf::kBurst);
 }
 
+void NfServer::set_index(uint16_t server) {
+  index_ = server;
+  rf_poll_.set_tie(Rank::kNfPoll, server);
+  if (faults_) faults_->set_server(server);
+  if (box_) box_->set_server(server);
+}
+
 Picos NfServer::pcie_time(const PcieCost& c) const {
   const uint64_t desc = nic_ ? nic_->boundary().desc_bytes() : 0;
   return serialization(uint64_t(c.bytes) + cfg_.pcie_overhead_bytes + (c.descriptors - 1u) * desc,
@@ -66,7 +73,7 @@ void NfServer::to_core(Packet* p) {
   core.dma.push(p);
   if (!core.busy && !core.event) {
     core.event = true;
-    e_.schedule(p->due, this, c);
+    e_.schedule_tie(p->due, core_tie(c), this, c);
   }
 }
 
@@ -128,7 +135,7 @@ void NfServer::start_burst(uint16_t c) {
   core.busy = true;
   core.busy_ps += sink.service;
   core.event = true;
-  e_.schedule(e_.now() + sink.service, this, c);
+  e_.schedule_tie(e_.now() + sink.service, core_tie(c), this, c);
 }
 
 void NfServer::Sink::viewed(Packet* p, bool header_only) {
@@ -182,7 +189,7 @@ void NfServer::on_event(uint64_t c) {
   }
   if (core.dma.head) {  // idle: wake at the next completion
     core.event = true;
-    e_.schedule(core.dma.head->due, this, c);
+    e_.schedule_tie(core.dma.head->due, core_tie(c), this, c);
   }
   arm_reframer();
 }

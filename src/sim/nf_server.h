@@ -96,20 +96,30 @@ class NfServer final : public PortPeer,
     back_link_ = link;
   }
   void arrive(Packet* p, Picos at, uint16_t link) override;
+  // Without a NIC program or a Reframer box, arrive() only reads `at` and changes what the
+  // server's own later events read (PCIe's FIFO, a core's DMA queue): a train may call it ahead.
+  bool takes_early() const override { return !nic_ && !box_; }
   // Puts a NIC program in front of PCIe (nullptr: whole frames, as HostNic without counters).
   void set_nic(std::unique_ptr<NicProgram> nic) { nic_ = std::move(nic); }
   // Injects `[faults]` on the way back (fault_stage.h; `shape`: run::nf_tag_shape of the mode).
   void set_faults(const park::FaultConfig& f, park::TagShape shape) {
-    if (f.any())
+    if (f.any()) {
       faults_ = std::make_unique<FaultStage>(e_, f, shape, static_cast<FaultStage::Host&>(*this));
+      faults_->set_server(index_);
+    }
   }
   const FaultStage* faults() const { return faults_.get(); }
   // Reframer as a box in front of the cores (reframe_box_stage.h; `[reframe] placement = "box"`).
   void set_box(std::unique_ptr<park::ReframeStage<SimBuffer>> stage) {
-    if (stage)
+    if (stage) {
       box_ = std::make_unique<ReframeBoxStage>(e_, std::move(stage),
                                                static_cast<ReframeBoxStage::Host&>(*this));
+      box_->set_server(index_);
+    }
   }
+  // The server's number (0..254): its devices' place in the tie order at an instant (sim/tie.h:
+  // cores at Rank::kNfCore, index server * 1024 + core).
+  void set_index(uint16_t server);
   // Reframer, in-chain or the box's (nullptr: none).
   const auto* reframer() const { return box_ ? &box_->stage().reframer() : step_->reframer(); }
   const NicProgram* nic() const { return nic_.get(); }
@@ -146,7 +156,7 @@ class NfServer final : public PortPeer,
   struct ReframerPoll final : EventHandler {
     NfServer* s;
     Picos armed = kNever;  // the pending event's time
-    explicit ReframerPoll(NfServer* server) : s(server) {}
+    explicit ReframerPoll(NfServer* server) : s(server) { set_tie(Rank::kNfPoll, 0); }
     void on_event(uint64_t) override;
   };
   struct Sink {  // park::NfBurst's sink: service time per packet, survivors to the core
@@ -166,6 +176,10 @@ class NfServer final : public PortPeer,
   std::unique_ptr<FaultStage> faults_;
   std::unique_ptr<ReframeBoxStage> box_;
   ReframerPoll rf_poll_{this};
+  uint16_t index_ = 0;
+  uint64_t core_tie(uint16_t c) const {
+    return sim::tie(Rank::kNfCore, uint32_t(index_) * 1024 + c);
+  }
   std::vector<Core> cores_;
   Picos rx_free_ = 0, tx_free_ = 0, link_free_ = 0;
   trace::Rng rng_;

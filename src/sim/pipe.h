@@ -2,10 +2,10 @@
 //
 // A Receiver takes a packet at the current engine time. A Pipe is a delay line in front of one:
 // packets are pushed with the time they come out (`due`, non-decreasing: a link, a pipeline, a
-// DMA engine are FIFO), and the pipe keeps one engine event for its head. When it fires it hands
-// the head over and keeps handing over the following packets while nothing else is due first
-// (Engine::advance_to_if_first), so back-to-back packets cost one event between them, not one
-// each.
+// DMA engine are FIFO), and the pipe keeps one engine event for its head, at its tie (sim/tie.h).
+// When it fires it hands the head over and keeps handing over the following packets while their
+// own events would come first (Engine::run_inline at the pipe's tie), so back-to-back packets
+// cost one event between them, not one each.
 #pragma once
 #include <cassert>
 
@@ -24,7 +24,9 @@ class Receiver {
 
 class Pipe final : public EventHandler {
  public:
-  Pipe(Engine& e, Receiver* out) : e_(e), out_(out) {}
+  Pipe(Engine& e, Receiver* out, Rank rank, uint32_t index) : e_(e), out_(out) {
+    set_tie(rank, index);
+  }
   void set_output(Receiver* out) { out_ = out; }
 
   void push(Packet* p, Picos due) {
@@ -52,7 +54,7 @@ class Pipe final : public EventHandler {
       if (!head_) tail_ = nullptr;
       --size_;
       out_->receive(p);
-    } while (head_ && (head_->due <= e_.now() || e_.advance_to_if_first(head_->due)));
+    } while (head_ && e_.run_inline(head_->due, tie() | kTieSeqMask));
     running_ = false;
     if (head_) e_.schedule(head_->due, this);
   }

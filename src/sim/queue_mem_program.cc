@@ -18,6 +18,7 @@ QueueMemProgram::QueueMemProgram(Switch& sw, const Topology& t, const park::Queu
                    uint32_t(qm_.config().ports) * qm_.config().slices, qm_.config().batch);
   qm_.store().set_reconstruct(
       [this](const SwitchQueueStore::Leaving& l) { qm_.reconstruct(l, to_out_); });
+  set_tie(Rank::kTimer, 0);  // the timer's pass comes after the instant's packet passes
 }
 
 bool QueueMemProgram::reserve(std::string& err) {

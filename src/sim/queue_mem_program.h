@@ -50,6 +50,8 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   bool reserve(std::string& err);
   void ingress(Pass& pass, Packet* p) override;
   bool egress(Pass& pass, Packet* p) override;
+  // The NF ports: egress sends every header as it is, on queue 0, never paused.
+  bool egress_train(uint16_t port) const override { return topo_.is_nf_port(port); }
   void tail_dropped(Packet* p) override;
   void drain() override;
   uint64_t drops() const override;

@@ -40,6 +40,8 @@ class ReframeBoxStage final : private EventHandler {
   // A packet whose DMA completes at p->due (non-decreasing over calls).
   void arrive(Packet* p);
 
+  // The NF server it belongs to (its events' tie: Rank::kNfBox, `server`).
+  void set_server(uint16_t server) { set_tie(Rank::kNfBox, server); }
   size_t held() const { return stage_->held() + waiting_.count; }
   const park::ReframeStage<SimBuffer>& stage() const { return *stage_; }
 

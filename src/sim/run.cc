@@ -36,9 +36,12 @@ double mpps(uint64_t pkts, Picos over) {
 class Sampler final : public EventHandler {
  public:
   Sampler(RunTopology& t, Picos interval, Picos stop, RunReport& r)
-      : t_(t), interval_(interval), stop_(stop), r_(r) {}
+      : t_(t), interval_(interval), stop_(stop), r_(r) {
+    set_tie(Rank::kSampler, 0);  // reads the state at the end of the instant
+  }
   void on_event(uint64_t) override {
     Engine& e = t_.engine;
+    t_.sw->settle();  // the ports' trains' dequeues until now (egress_port.h)
     IntervalRow row;
     row.t_ms = double(e.now()) / double(kMs);
     const FlowCounts& in = t_.collector->in();

@@ -107,6 +107,7 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     NfServerConfig nc = cfg.nf;
     nc.seed = cfg.seed * 1000003 + k;
     auto s = std::make_unique<NfServer>(engine, nc, std::move(step));
+    s->set_index(k);                         // its place in the tie order (sim/tie.h)
     s->set_faults(spec.faults, spec.shape);  // [faults]: the same seed for each, as nfpark run's
     s->set_box(run::build_reframe_stage<SimBuffer>(spec));  // nullptr unless placement = box
     if (auto hm = nic_mode(cfg.mode)) {                     // the NIC program in front of PCIe
@@ -118,6 +119,8 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     const uint16_t port = uint16_t(tc.ports + k);
     s->connect(sw.get(), port);
     sw->connect(port, s.get(), 0);
+    // the NF port's trains (egress_port.h), where the program and the server allow them
+    sw->port(port).set_train(program->egress_train(port) && s->takes_early());
     servers.push_back(std::move(s));
   }
   return build_traffic(cfg, err);
@@ -192,6 +195,10 @@ void RunTopology::finish(const SimRunConfig& cfg, RunReport& r) {
   uint64_t held = program->held();
   for (auto& s : servers) held += s->nic() ? s->nic()->held() : 0;
   program->drain();
+  if (engine.pending() == 0)
+    sw->settle_all();  // the trains' frames have all left (egress_port.h)
+  else
+    sw->settle();  // cut short: those decided after now are still in the queue
   for (auto& s : servers) s->drain_nic();
   const FlowCounts& in = collector->in();
   const FlowCounts& out = collector->out();

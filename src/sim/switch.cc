@@ -56,12 +56,12 @@ Switch::Switch(Engine& e, const SwitchConfig& c) : e_(e), cfg_(c), cell_(c.cell_
     auto in = std::make_unique<IngressPort>();
     in->s = this;
     in->port = i;
-    ingress_pipes_.push_back(std::make_unique<Pipe>(e_, in.get()));
+    ingress_pipes_.push_back(std::make_unique<Pipe>(e_, in.get(), Rank::kIngress, i));
     in_.push_back(std::move(in));
   }
   ports_[n]->connect(this, n);  // the recirculation port loops back into ingress
   resubmitter_.s = this;
-  resubmit_ = std::make_unique<Pipe>(e_, &resubmitter_);
+  resubmit_ = std::make_unique<Pipe>(e_, &resubmitter_, Rank::kIngress, n + 1u);
 }
 
 void Switch::arrive(Packet* p, Picos at, uint16_t link) {
@@ -93,7 +93,8 @@ void Switch::apply_afc(const Pass& pass) {
     port.set_paused(pass.afc_queue_, pass.afc_pause_);  // the ingress deparser is now
   } else {
     const uint64_t arg = 1 + (uint64_t(pass.afc_queue_) << 1 | (pass.afc_pause_ ? 1 : 0));
-    e_.schedule(e_.now() + cfg_.egress_latency, &port, arg);
+    e_.schedule_tie(e_.now() + cfg_.egress_latency, sim::tie(Rank::kAfc, pass.afc_port_), &port,
+                    arg);
   }
 }
 
@@ -119,7 +120,30 @@ void Switch::commit_actions(Pass& pass) {
   pass.n_ = 0;
 }
 
+void Switch::note_unsettled(EgressPort* port) {
+  if (std::find(unsettled_.begin(), unsettled_.end(), port) == unsettled_.end())
+    unsettled_.push_back(port);
+}
+
+void Switch::settle_trains() {
+  for (size_t i = 0; i < unsettled_.size();) {
+    if (unsettled_[i]->settle()) {
+      ++i;
+    } else {
+      unsettled_[i] = unsettled_.back();
+      unsettled_.pop_back();
+    }
+  }
+}
+
+void Switch::settle_all() {
+  assert(e_.pending() == 0);
+  for (EgressPort* p : unsettled_) p->settle(kNever);
+  unsettled_.clear();
+}
+
 void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
+  settle();  // the trains' dequeues that happened before this admission (egress_port.h)
   EgressPort& ep = *ports_[port];
   const uint64_t c = cells(p->len);
   if (buffer_ + c > cfg_.buffer_bytes) {

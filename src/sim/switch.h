@@ -5,8 +5,9 @@
 // Ports:    0..N-1 (SwitchConfig::port_gbps), each full duplex: arrive() on the ingress side,
 //           connect(peer) on the egress side; port N is the internal recirculation port.
 // Config:   SwitchConfig (switch_config.h): presets tofino1 (20 MB) and tofino2 (64 MB).
-// Time:     events only: ingress pipe per port (one event for its head), one per port MAC,
-//           one per delayed AFC command.
+// Time:     events only: ingress pipe per port (one event for its head), one per port MAC
+//           decision (or per train, egress_port.h), one per delayed AFC command; ties at one
+//           instant in the canonical order (sim/tie.h).
 // Counters: drops.{buffer_full, queue_limit, queue_threshold}, afc.{commands,refused}, mirrored,
 //           resubmitted,
 //           recirculated, per port rx/tx packets and bytes; peak buffer bytes.
@@ -82,10 +83,22 @@ class Switch final : public PortPeer {
   bool reserve_registers(uint64_t bytes, const std::string& what, std::string& err);
   uint64_t registers_used() const { return registers_; }
 
-  uint64_t buffer_used() const { return buffer_; }
+  // Applies the ports' trains' deferred dequeues that have happened by now (egress_port.h):
+  // before anything reads the buffer, the queues' bytes or the ports' tx counters.
+  void settle() {
+    if (!unsettled_.empty()) settle_trains();
+  }
+  // The engine is idle (nothing pending): every frame a train decided has left, as its own
+  // decision's event would have run; applies them all.
+  void settle_all();
+  uint64_t buffer_used() {
+    settle();
+    return buffer_;
+  }
   uint64_t buffer_peak() const { return peak_; }
   // Peak since the last call (for per-interval series).
   uint64_t take_interval_peak() {
+    settle();
     const uint64_t p = interval_peak_;
     interval_peak_ = buffer_;
     return p;
@@ -104,6 +117,8 @@ class Switch final : public PortPeer {
     if (pass.n_ != 0 || pass.afc_set_) commit_actions(pass);
   }
   void release_cells(const Packet* p) { buffer_ -= cells(p->len); }
+  void release_len(uint32_t len) { buffer_ -= cells(len); }
+  void note_unsettled(EgressPort* port);
   bool run_egress(Pass& pass, Packet* p) { return program_->egress(pass, p); }
   Packet* mirror_copy(const Packet* p, uint32_t max_len);
   void note_afc_refused() { ++ctr_.afc_refused; }
@@ -133,6 +148,8 @@ class Switch final : public PortPeer {
     Switch* s;
     void receive(Packet* p) override;
   } resubmitter_;
+  void settle_trains();
+  std::vector<EgressPort*> unsettled_;  // ports with deferred dequeues
   uint64_t buffer_ = 0, peak_ = 0, interval_peak_ = 0;
   uint64_t registers_ = 0;
   Picos win_from_ = 0, win_to_ = kNever;

@@ -72,6 +72,13 @@ class SwitchProgram {
     (void)p;
     return true;
   }
+  // True when this program's egress pass on `port` has no effect and sends every frame, and the
+  // program queues on one queue of it and never pauses it: the port may run trains
+  // (egress_port.h).
+  virtual bool egress_train(uint16_t port) const {
+    (void)port;
+    return false;
+  }
   // End of run, after every device went idle: release or free what is still held (counted).
   virtual void drain() {}
   // Packets this program dropped, each counted once (for in = out + drops), and by reason.

@@ -6,11 +6,11 @@
 //  for the earliest. When it fires it sends that port's frame, and then the earliest frame of
 //  all ports (the same port or another) as long as it comes before every other pending event
 //  (Engine::run_inline); then it schedules itself for the earliest again.
-//  Exactly the order of one event per port: each port's next frame takes the tie-break number
-//  its own event would have got (Engine::take_seq) and frames run in (due, number) order, among
-//  themselves and with every other event. So a run's output and counters are those of per-port
-//  events (the determinism and dp≡sim tests hold it); only the engine's event count drops.
-//  The earliest port is the root of a winner tree over the ports' (due, number) keys: sending a
+//  Exactly the order of one event per port: a port's frame is an ingress pass, at tie
+//  (Rank::kIngress, port) (sim/tie.h), and frames run in (due, tie) order, among themselves and
+//  with every other event. So a run's output and counters are those of per-port events (the
+//  determinism and dp≡sim tests hold it); only the engine's event count drops.
+//  The earliest port is the root of a winner tree over the ports' (due, tie) keys: sending a
 //  frame updates one leaf and its log2(ports) ancestors.
 // Cost: ~4 compares a frame for 14 ports (a scan of the 14 keys per frame was ~230
 //  instructions a packet, docs/sim.md §9) instead of a calendar insert and removal (~160).
@@ -34,13 +34,15 @@ class TrafficMux final : public EventHandler {
   TrafficSource& source(size_t i) { return *src_[i]; }
 
  private:
-  // (due, seq) as one number, so a comparison is one 128-bit compare: due (>= 0) in the high
-  // half, the tie-break number (Engine::take_seq) in the low half.
+  // (due, tie) as one number, so a comparison is one 128-bit compare: due (>= 0) in the high
+  // half, the port's tie key (sim/tie.h) in the low half.
   using Key = unsigned __int128;
   static constexpr Key kDone = ~Key(0);  // a source with no frame left
-  static Key key(Picos due, uint64_t seq) { return Key(uint64_t(due)) << 64 | seq; }
+  Key key(size_t i) const {
+    return Key(uint64_t(src_[i]->due())) << 64 | sim::tie(Rank::kIngress, src_[i]->port());
+  }
   static Picos due_of(Key k) { return Picos(uint64_t(k >> 64)); }
-  static uint64_t seq_of(Key k) { return uint64_t(k); }
+  static uint64_t tie_of(Key k) { return uint64_t(k); }
   // Recomputes the winners on the path from source i's leaf to the root.
   void update(size_t i) {
     for (size_t n = (leaves_ + i) >> 1; n; n >>= 1) {

@@ -40,6 +40,7 @@ class TrafficSource {
   // Sends the pending frame into the switch now and prepares the next: false when there is none.
   bool emit();
   uint64_t sent() const { return sent_; }
+  uint16_t port() const { return port_; }
 
  private:
   bool prepare(Picos start_of_frame);  // builds the next frame: false when there is none

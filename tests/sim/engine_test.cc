@@ -1,5 +1,6 @@
-// The event kernel: time order, FIFO order of ties, run(until), stop(), advance_to_if_first (never
-// past a run's limit), and independence of two engines in one process.
+// The event kernel: time order, the canonical tie order (sim/tie.h; unranked handlers' ties in
+// scheduling order), run(until), stop(), advance_to_if_first and run_inline (never past a run's
+// limit), and independence of two engines in one process.
 #include "sim/engine.h"
 
 #include <gtest/gtest.h>
@@ -202,89 +203,133 @@ TEST(Engine, NearAndFarEventsComeOutInTimeAndScheduleOrder) {
   EXPECT_EQ(e.pending(), 0u);
 }
 
-TEST(Engine, AReservedSequenceNumberOrdersTiesAsIfScheduledWhenTaken) {
-  Engine e;
-  Recorder r;
-  r.e = &e;
-  e.schedule(10, &r, 1);
-  const uint64_t s = e.take_seq();  // between 1 and 3
-  e.schedule(10, &r, 3);
-  e.schedule(5, &r, 0);
-  e.schedule_seq(10, s, &r, 2);  // scheduled last, runs as if scheduled second
-  e.run();
-  const std::vector<std::pair<Picos, uint64_t>> want = {{5, 0}, {10, 1}, {10, 2}, {10, 3}};
-  EXPECT_EQ(r.seen, want);
-}
+// A device of the canonical tie order (sim/tie.h): a rank and an index.
+struct Device final : EventHandler {
+  Engine* e = nullptr;
+  std::vector<std::tuple<Picos, uint32_t, uint64_t>>* log = nullptr;  // (time, device, arg)
+  uint32_t id = 0;
+  void on_event(uint64_t arg) override { log->emplace_back(e->now(), id, arg); }
+};
 
-TEST(Engine, ReservedAndFreshEventsNearAndFarComeOutInTimeAndReservationOrder) {
+TEST(Engine, TiesRunInRankAndIndexOrderNotInSchedulingOrder) {
   Engine e;
-  Recorder r;
-  r.e = &e;
-  trace::Rng rng(11);
-  struct Later {
-    Picos at;
-    uint64_t seq, id;
-  };
-  std::vector<Later> later;
-  std::vector<std::tuple<Picos, uint64_t, uint64_t>> want;  // (time, order taken, id)
-  for (uint64_t i = 0; i < 4000; ++i) {
-    // a few ticks apart (ties in one bucket) or beyond the calendar's horizon (the heap)
-    const Picos t = rng.below(4) == 0 ? Picos(rng.below(40)) << 24 : Picos(rng.below(3000));
-    if (rng.below(2)) {
-      later.push_back({t, e.take_seq(), i});
-    } else {
-      e.schedule(t, &r, i);
-    }
-    want.emplace_back(t, i, i);
+  std::vector<std::tuple<Picos, uint32_t, uint64_t>> log;
+  Device ingress3, ingress1, mac2, afc2, sampler;
+  int id = 0;
+  for (Device* d : {&ingress3, &ingress1, &mac2, &afc2, &sampler}) {
+    d->e = &e;
+    d->log = &log;
+    d->id = uint32_t(id++);
   }
-  for (size_t i = later.size(); i-- > 0;)
-    e.schedule_seq(later[i].at, later[i].seq, &r, later[i].id);
-  std::sort(want.begin(), want.end());
+  ingress3.set_tie(Rank::kIngress, 3);
+  ingress1.set_tie(Rank::kIngress, 1);
+  mac2.set_tie(Rank::kPortMac, 2);
+  afc2.set_tie(Rank::kAfc, 2);
+  sampler.set_tie(Rank::kSampler, 0);
+  // scheduled against the canonical order: in scheduling order they would run as listed
+  e.schedule(10, &sampler, 0);
+  e.schedule(10, &ingress3, 1);
+  e.schedule(10, &ingress1, 2);
+  e.schedule(10, &mac2, 3);
+  e.schedule(10, &ingress1, 4);  // the same device twice at one instant: its own order
+  e.schedule(5, &sampler, 5);
+  e.schedule_tie(10, tie(Rank::kAfc, 2), &mac2, 6);  // an explicit tie for a second role
   e.run();
-  ASSERT_EQ(r.seen.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_EQ(r.seen[i], (std::pair<Picos, uint64_t>{std::get<0>(want[i]), std::get<2>(want[i])}))
-        << "event " << i;
+  const std::vector<std::tuple<Picos, uint32_t, uint64_t>> want = {
+      {5, 4, 5}, {10, 2, 6}, {10, 2, 3}, {10, 1, 2}, {10, 1, 4}, {10, 0, 1}, {10, 4, 0},
+  };
+  EXPECT_EQ(log, want) << "at one instant: AFC, MAC, ingress by port, sampler";
 }
 
-struct InlineProbe final : EventHandler {  // asks whether (at, seq) may run now, from an event
+// The order at an instant is a function of which devices act then, not of the history of
+// scheduling: the same events scheduled in any order (near the clock, across the calendar's
+// horizon, far in the heap) run in (time, rank, index, per-device order).
+TEST(Engine, CanonicalOrderIsIndependentOfSchedulingOrder) {
+  constexpr int kDevices = 24;
+  std::vector<std::tuple<Picos, uint32_t, uint64_t>> runs[3];
+  for (int run = 0; run < 3; ++run) {
+    Engine e;
+    std::vector<Device> dev(kDevices);
+    for (int i = 0; i < kDevices; ++i) {
+      dev[i].e = &e;
+      dev[i].log = &runs[run];
+      dev[i].id = uint32_t(i);
+      // ranks and indexes not in device-number order
+      dev[i].set_tie(Rank(1 + (i * 7) % 9), uint32_t((i * 5) % 11));
+    }
+    trace::Rng rng(23);
+    struct Ev {
+      Picos at;
+      uint32_t dev;
+      uint64_t arg;
+    };
+    std::vector<Ev> evs;
+    uint64_t per_dev[kDevices] = {};
+    for (int i = 0; i < 6000; ++i) {
+      const Picos t = rng.below(4) == 0 ? Picos(rng.below(40)) << 24 : Picos(rng.below(500));
+      const uint32_t d = uint32_t(rng.below(kDevices));
+      evs.push_back({t, d, 0});
+    }
+    // per device, events at one instant in a fixed order (arg = their rank in it)
+    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
+      return std::tie(a.dev, a.at) < std::tie(b.dev, b.at);
+    });
+    for (auto& x : evs) x.arg = per_dev[x.dev]++;
+    // schedule: run 0 in that order, runs 1 and 2 shuffled (keeping each device's own order)
+    if (run > 0) {
+      trace::Rng sh(uint64_t(run) * 101);
+      std::vector<std::vector<Ev>> by_dev(kDevices);
+      for (auto& x : evs) by_dev[x.dev].push_back(x);
+      std::vector<size_t> next(kDevices, 0);
+      evs.clear();
+      for (size_t left = 6000; left > 0; --left) {
+        uint32_t d;
+        do d = uint32_t(sh.below(kDevices));
+        while (next[d] == by_dev[d].size());
+        evs.push_back(by_dev[d][next[d]++]);
+      }
+    }
+    for (auto& x : evs) e.schedule(x.at, &dev[x.dev], x.arg);
+    e.run();
+    ASSERT_EQ(runs[run].size(), 6000u);
+    for (size_t i = 1; i < runs[run].size(); ++i) {
+      const auto& [ta, da, aa] = runs[run][i - 1];
+      const auto& [tb, db, ab] = runs[run][i];
+      const auto ka = std::tuple(ta, dev[da].tie(), aa), kb = std::tuple(tb, dev[db].tie(), ab);
+      ASSERT_LT(ka, kb) << "(time, rank, index, device order) at event " << i << " of run " << run;
+    }
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+}
+
+struct InlineProbe final : EventHandler {  // asks whether (at, key) may run now, from an event
   Engine* e = nullptr;
   Picos at = 0;
-  uint64_t seq = 0;
+  uint64_t key = 0;
   std::vector<std::pair<bool, Picos>> got;  // the answer and the clock after it
   void on_event(uint64_t) override {
-    const bool ok = e->run_inline(at, seq);
+    const bool ok = e->run_inline(at, key);
     got.emplace_back(ok, e->now());
   }
 };
 
-TEST(Engine, RunInlineOnlyWhenNothingComesFirstAndWithinTheRun) {
-  {  // (20, s) comes before the event at 20 scheduled after s was taken
+TEST(Engine, RunInlineOnlyWhenNothingComesFirstInTieOrderAndWithinTheRun) {
+  for (const auto& [rank, want] : {std::pair{Rank::kPortMac, true}, {Rank::kTimer, false}}) {
+    // an ingress event pending at 20: a MAC decision at 20 comes before it, a timer after it
     Engine e;
     Recorder r;
     r.e = &e;
+    r.set_tie(Rank::kIngress, 0);
     InlineProbe p;
     p.e = &e;
     e.schedule(10, &p);
-    p.at = 20;
-    p.seq = e.take_seq();
     e.schedule(20, &r, 7);
+    p.at = 20;
+    p.key = tie(rank, 0) | kTieSeqMask;
     e.run();
-    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{true, 20}}));
+    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{want, want ? 20 : 10}}));
     EXPECT_EQ(r.seen, (std::vector<std::pair<Picos, uint64_t>>{{20, 7}}));
-  }
-  {  // taken after it: the pending event comes first
-    Engine e;
-    Recorder r;
-    r.e = &e;
-    InlineProbe p;
-    p.e = &e;
-    e.schedule(10, &p);
-    e.schedule(20, &r, 7);
-    p.at = 20;
-    p.seq = e.take_seq();
-    e.run();
-    EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{false, 10}}));
   }
   {  // nothing pending, but past the run's limit
     Engine e;
@@ -292,11 +337,35 @@ TEST(Engine, RunInlineOnlyWhenNothingComesFirstAndWithinTheRun) {
     p.e = &e;
     e.schedule(10, &p);
     p.at = 20;
-    p.seq = e.take_seq();
+    p.key = tie(Rank::kIngress, 0);
     e.run(15);
     EXPECT_EQ(p.got, (std::vector<std::pair<bool, Picos>>{{false, 10}}));
     EXPECT_EQ(e.now(), 15);
   }
+}
+
+// schedule_key: a device that keeps its own due list (the traffic mux) schedules with the key
+// its event has by the tie order; it runs where that key says among events scheduled before and
+// after it.
+TEST(Engine, ScheduleKeyRunsAtItsTiePlace) {
+  Engine e;
+  std::vector<std::tuple<Picos, uint32_t, uint64_t>> log;
+  Device mac, timer, mux;
+  mac.set_tie(Rank::kPortMac, 0);
+  timer.set_tie(Rank::kTimer, 0);
+  for (Device* d : {&mac, &timer, &mux}) {
+    d->e = &e;
+    d->log = &log;
+  }
+  mac.id = 0;
+  timer.id = 1;
+  mux.id = 2;
+  e.schedule(10, &timer, 0);
+  e.schedule_key(10, tie(Rank::kIngress, 4), &mux, 1);
+  e.schedule(10, &mac, 2);
+  e.run();
+  EXPECT_EQ(log, (std::vector<std::tuple<Picos, uint32_t, uint64_t>>{
+                     {10, 0, 2}, {10, 2, 1}, {10, 1, 0}}));
 }
 
 }  // namespace

@@ -167,7 +167,8 @@ TEST(TrafficSource, OffersItsPatternsLoad) {
 }
 
 // What a run of several sources sees: every frame's (time, port) at the switch's ingress, and the
-// ticks of another handler whose times coincide with frames (ties ordered by tie-break number).
+// ticks of another handler whose times coincide with frames (ties in the canonical order,
+// sim/tie.h: the ticker's rank before or after the frames' ingress passes).
 struct MuxLog {
   std::vector<std::pair<Picos, int>> seen;  // port, or -1 for a tick
 };
@@ -181,16 +182,19 @@ struct Ticker final : EventHandler {
     if (e->now() + period < until) e->schedule(e->now() + period, this);
   }
 };
-// The reference: one engine event per source, as before the mux.
+// The reference: one engine event per source, as before the mux, each an ingress pass of its port.
 struct PerSource final : EventHandler {
   Engine* e;
   std::vector<std::unique_ptr<TrafficSource>> src;
   void on_event(uint64_t i) override {
-    if (src[i]->emit()) e->schedule(src[i]->due(), this, i);
+    if (src[i]->emit()) at(i);
+  }
+  void at(uint64_t i) {
+    e->schedule_tie(src[i]->due(), sim::tie(Rank::kIngress, src[i]->port()), this, i);
   }
 };
 
-MuxLog run_sources(bool mux, int ports) {
+MuxLog run_sources(bool mux, int ports, Rank tick_rank) {
   Engine e;
   PacketPool pool;
   SwitchConfig c;
@@ -214,6 +218,7 @@ MuxLog run_sources(bool mux, int ports) {
   tick.log = &log;
   tick.period = serialization(1024, 100);
   tick.until = 20 * kUs;
+  tick.set_tie(tick_rank, 0);
   e.schedule(2 * tick.period + c.ingress_latency, &tick);
   auto make = [&](uint16_t i) {
     return std::make_unique<TrafficSource>(
@@ -228,7 +233,7 @@ MuxLog run_sources(bool mux, int ports) {
     m.start(0, 20 * kUs);
   } else {
     for (size_t i = 0; i < ref.src.size(); ++i)
-      if (ref.src[i]->start(0, 20 * kUs)) e.schedule(ref.src[i]->due(), &ref, i);
+      if (ref.src[i]->start(0, 20 * kUs)) ref.at(i);
   }
   e.run(7 * kUs);  // a run() limit inside a train of frames
   e.run();
@@ -237,14 +242,16 @@ MuxLog run_sources(bool mux, int ports) {
 }
 
 TEST(TrafficMux, RunsFramesInTheOrderOfOneEventPerSource) {
-  for (int ports : {1, 2, 5, 14}) {
-    const MuxLog per = run_sources(false, ports), mux = run_sources(true, ports);
-    EXPECT_GT(per.seen.size(), 200u * size_t(ports));
-    size_t ties = 0;  // a tick at the time of a frame: the order the tie-break numbers give
-    for (size_t i = 1; i < per.seen.size(); ++i) ties += per.seen[i].first == per.seen[i - 1].first;
-    EXPECT_GT(ties, 100u) << ports << " ports: the case must have ties to order";
-    EXPECT_EQ(mux.seen, per.seen) << ports << " ports";
-  }
+  for (Rank tick : {Rank::kPortMac, Rank::kTimer})
+    for (int ports : {1, 2, 5, 14}) {
+      const MuxLog per = run_sources(false, ports, tick), mux = run_sources(true, ports, tick);
+      EXPECT_GT(per.seen.size(), 200u * size_t(ports));
+      size_t ties = 0;  // a tick at the time of a frame: the order the tie ranks give
+      for (size_t i = 1; i < per.seen.size(); ++i)
+        ties += per.seen[i].first == per.seen[i - 1].first;
+      EXPECT_GT(ties, 100u) << ports << " ports: the case must have ties to order";
+      EXPECT_EQ(mux.seen, per.seen) << ports << " ports, tick rank " << int(tick);
+    }
 }
 
 TEST(PcapFrames, OwnTimingLoopedAndOnSeveralPorts) {
