@@ -120,12 +120,19 @@ class QueueMemStore {
     const uint32_t t = slice_[s].tail;
     return (t != kNone && !batches_[t].closed) || !free_[s / slices_].empty();
   }
-  // Adds a packet to slice `s`'s open batch (opening one if needed; room(s) must hold). Returns
-  // its header-array index; the slot gets `id`, send number `send`, `whole`.
-  uint32_t add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send, uint32_t bytes,
-               uint16_t hdr_len, bool whole, Nanos now) {
+  // Where add() put a packet: its header-array index, its batch's queue, and whether it opened
+  // that batch (the caller pauses the queue then): what the caller would otherwise read back.
+  struct Added {
+    uint32_t idx, queue;
+    bool opened;
+  };
+  // Adds a packet to slice `s`'s open batch (opening one if needed; room(s) must hold). The slot
+  // gets `id`, send number `send`, `whole`.
+  Added add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send, uint32_t bytes,
+            uint16_t hdr_len, bool whole, Nanos now) {
     Slice& sl = slice_[s];
-    if (sl.tail == kNone || batches_[sl.tail].closed) {
+    const bool opened = sl.tail == kNone || batches_[sl.tail].closed;
+    if (opened) {
       auto& fl = free_[s / slices_];
       const uint32_t q = fl.back();
       fl.pop_back();
@@ -156,7 +163,7 @@ class QueueMemStore {
     }
     if (bt.count == batch_) close(q);
     flow_seq_[b] = std::max(flow_seq_[b], bt.seq);
-    return idx;
+    return Added{idx, q, opened};
   }
 
   // Gives every batch `now` as its opening and last sending time (the clock's first reading).
