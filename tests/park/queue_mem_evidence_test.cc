@@ -17,11 +17,11 @@ bool seen_by_scan(const LossEvidence& e, uint64_t s, Nanos cutoff) {
 TEST(LossEvidence, SeenByEqualsTheScanForEverySendNumber) {
   std::mt19937_64 rng(7);
   uint64_t agreed = 0, yes = 0;
-  for (int run = 0; run < 12; ++run) {
+  for (int run = 0; run < 8; ++run) {
     LossEvidence e(Nanos(rng() % 4));  // grain 0..3: some notes skipped
     uint64_t back = 0, pruned = 0;
     Nanos now = 0;
-    for (int step = 0; step < 200; ++step) {
+    for (int step = 0; step < 150; ++step) {
       now += Nanos(rng() % 7) - 1;  // now and then back by 1
       back += rng() % 4;
       e.note(back, now);
