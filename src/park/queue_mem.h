@@ -139,10 +139,10 @@ class QueueMem {
         ++ctr_.rx;
         ++ctr_.splits;
         const uint32_t id = next_id();
-        const uint32_t idx = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, time());
-        place(idx, pkt);
+        const auto at = st_.add(s, b, pkt, id, ++sent_, len, uint16_t(hdr), false, time());
+        place(at, pkt);
         hold(len);
-        encode(h, hdr, port, idx, id, len, len - hdr);
+        encode(h, hdr, port, at.idx, id, len, len - hdr);
         carry_layout<B>(h, L);  // its headers are pkt's: the NF side need not parse them
         to_nf.push(h);
         return true;
@@ -159,9 +159,9 @@ class QueueMem {
     if (waits) {  // queued behind its flow: travels whole, waits at its entry on the way back
       ++ctr_.joined_whole;
       const uint32_t id = next_id();
-      const uint32_t idx = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, time());
-      place(idx, B::null());
-      encode(pkt, hdr, port, idx, id, len, 0);
+      const auto at = st_.add(s, b, B::null(), id, ++sent_, len, uint16_t(hdr), true, time());
+      place(at, B::null());
+      encode(pkt, hdr, port, at.idx, id, len, 0);
     } else {
       ParkTag tag;
       tag.slice = port;
@@ -232,6 +232,7 @@ class QueueMem {
     if (now_ != kNoTime && now < now_) clock_back_ = true;  // opening order != time order now
     now_ = now;
     evidence_.note(back_, now);
+    lost_below_ = evidence_.seen_by(now - cfg_.lost_after);  // recoverable() for this poll
     // Each slice in turn: seal its open batch if due, then recover its head batches while the
     // evidence says they are lost. Only the slices where that can do something are visited:
     // every head batch sent at or after the oldest head's, none is recoverable unless that one
@@ -337,11 +338,10 @@ class QueueMem {
     return c;
   }
   Nanos time() const { return now_ == kNoTime ? 0 : now_; }
-  // A head batch whose last packet has send number `last_send` misses a header that is lost.
-  bool recoverable(uint64_t last_send) const {
-    const Nanos seen = evidence_.seen_after(last_send);
-    return seen != LossEvidence::kNever && now_ - seen >= cfg_.lost_after;
-  }
+  // A head batch whose last packet has send number `last_send` misses a header that is lost: a
+  // header sent after it came back lost_after ago or more (now_ - seen_after(last_send) >=
+  // lost_after), one compare against the bound poll() took from the evidence (seen_by).
+  bool recoverable(uint64_t last_send) const { return last_send < lost_below_; }
   // poll()'s work on slice s.
   void poll_slice(uint32_t s, bool recover, Emitter<Handle>& to_out) {
     const uint32_t t = st_.tail(s);
@@ -446,11 +446,10 @@ class QueueMem {
     }
     st_.pop_head(s, store_.resume(q, s));
   }
-  // A packet joined the open batch at header-array entry idx: a new batch pauses its queue.
-  void place(uint32_t idx, Handle pkt) {
-    const uint32_t q = st_.slot(idx).queue;
-    if (st_.batch(q).count == 1) store_.pause(q);
-    if (pkt != B::null()) store_.hold(q, pkt);
+  // A packet joined its slice's open batch: a new batch pauses its queue.
+  void place(const typename Store::Added& at, Handle pkt) {
+    if (at.opened) store_.pause(at.queue);
+    if (pkt != B::null()) store_.hold(at.queue, pkt);
   }
 
   void drop(Handle pkt, uint64_t& counter) {
@@ -464,6 +463,7 @@ class QueueMem {
   LossEvidence evidence_;  // when headers sent after a given one first came back
   static constexpr Nanos kNoTime = INT64_MIN;
   Nanos now_ = kNoTime;      // the last poll()'s time (split() stamps batches with it)
+  uint64_t lost_below_ = 0;  // this poll(): head batches sent below it are recoverable
   bool clock_back_ = false;  // poll() once went back in time: it visits every slice
   uint64_t sent_ = 0;        // packets queued so far (send numbers)
   uint64_t back_ = 0;        // highest send number whose header is back (loss evidence)

@@ -26,6 +26,15 @@ class LossEvidence {
     at(n_++) = {back, now};
     noted_ = back;
   }
+  // seen_after(s) <= cutoff for every s at once: exactly the s below the returned bound (0:
+  // none). Records grow in back and never go back in time (note() skips a time before the last
+  // record's: it is less than grain after it), so those at or before the cutoff are a prefix,
+  // and the first record past s is in it iff the prefix's last back is > s.
+  uint64_t seen_by(Nanos cutoff) const {
+    uint32_t j = n_;
+    while (j && at(j - 1).time > cutoff) --j;  // from the newest: few records are that recent
+    return j ? at(j - 1).back : 0;
+  }
   Nanos seen_after(uint64_t s) const {
     for (uint32_t i = 0; i < n_; ++i)
       if (at(i).back > s) return at(i).time;

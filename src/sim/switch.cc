@@ -46,7 +46,8 @@ bool Pass::afc(uint16_t port, uint16_t queue, bool pause) {
   return true;
 }
 
-Switch::Switch(Engine& e, const SwitchConfig& c) : e_(e), cfg_(c), cell_(c.cell_bytes) {
+Switch::Switch(Engine& e, const SwitchConfig& c)
+    : e_(e), cfg_(c), cell_(c.cell_bytes), dt_(c.dt_alpha, c.buffer_bytes) {
   const uint16_t n = ports();
   for (uint16_t i = 0; i <= n; ++i) {
     const bool recirc = i == n;
@@ -156,8 +157,7 @@ void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
     program_->tail_dropped(p);
     return;
   }
-  if (cfg_.dt_alpha > 0 &&
-      double(ep.queued_bytes(queue) + c) > cfg_.dt_alpha * double(cfg_.buffer_bytes - buffer_)) {
+  if (dt_.above(ep.queued_bytes(queue) + c, cfg_.buffer_bytes - buffer_)) {
     ++ctr_.drop_queue_threshold;
     program_->tail_dropped(p);
     return;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/dynamic_threshold.h"
 #include "sim/egress_port.h"
 #include "sim/engine.h"
 #include "sim/pipe.h"
@@ -137,6 +138,7 @@ class Switch final : public PortPeer {
   Engine& e_;
   SwitchConfig cfg_;
   CellSize cell_;
+  DynamicThreshold dt_;  // dt_alpha in integers, exactly as its double form
   SwitchProgram* program_ = nullptr;
   std::vector<std::unique_ptr<EgressPort>> ports_;    // + the recirculation port
   std::vector<std::unique_ptr<IngressPort>> in_;      // + the recirculation port
