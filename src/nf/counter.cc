@@ -25,23 +25,23 @@ void FlowCounter::process(std::span<PacketView> pkts, std::span<Verdict> verdict
       ++not_ip_;
       continue;
     }
-    count(keys[i], hashes[i], bytes, now);
+    count(keys[i], hashes[i], 1, bytes, now);
   }
   table_.sweep(now, table_.kSweepPerBurst);
 }
 
-FlowStats* FlowCounter::count(const FlowKey& k, uint64_t h, uint32_t bytes, Nanos now) {
+bool FlowCounter::count(const FlowKey& k, uint64_t h, uint64_t packets, uint64_t bytes, Nanos now) {
   bool inserted = false;
   uint32_t s = table_.find_or_insert(k, h, now, inserted);
   if (s == table_.kNone) {
     ++untracked_;
-    return nullptr;
+    return false;
   }
   created_ += inserted;
   FlowStats& st = table_.at(s).value;
-  ++st.packets;
+  st.packets += packets;
   st.bytes += bytes;
-  return &st;
+  return true;
 }
 
 void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
@@ -52,23 +52,38 @@ void FlowCounter::process_runs(std::span<PacketView> pkts, std::span<Verdict> ve
   std::array<bool, kBurst> keyed;
   hash_and_prefetch_runs(pkts, verdicts, runs, table_, keys, hashes, keyed);  // stages 1, 2
   for (size_t r = 0; r < runs.count; ++r) {                                   // stage 3: count
-    FlowStats* st = nullptr;  // the run's entry, once a packet found or made it
-    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
-      if (verdicts[i] != Verdict::kPass) continue;
-      const uint32_t bytes = pkts[i].wire_len;
-      ++packets_;
-      bytes_ += bytes;
-      if (st) {  // found at this `now`: a lookup again would only find it again
-        ++st->packets;
-        st->bytes += bytes;
-      } else if (!keyed[i]) {
-        ++not_ip_;
-      } else if (runs.solo[r]) {
-        count(keys[i], hashes[i], bytes, now);
-      } else {
-        st = count(runs.keys[r], hashes[i], bytes, now);
+    const size_t end = runs.end(r);
+    if (runs.solo[r]) {
+      for (size_t i = runs.begin(r); i < end; ++i) {
+        if (verdicts[i] != Verdict::kPass) continue;
+        const uint32_t bytes = pkts[i].wire_len;
+        ++packets_;
+        bytes_ += bytes;
+        if (keyed[i])
+          count(keys[i], hashes[i], 1, bytes, now);
+        else
+          ++not_ip_;
       }
+      continue;
     }
+    // A shared run: its live packets and bytes summed, then one lookup adds them (a lookup
+    // again at this `now` would only find the entry again). When the table is full the rest
+    // of the run retries packet by packet, as process() does.
+    size_t lead = end;
+    uint64_t live = 0, bytes = 0;
+    for (size_t i = runs.begin(r); i < end; ++i) {
+      if (verdicts[i] != Verdict::kPass) continue;
+      lead = std::min(lead, i);
+      ++live;
+      bytes += pkts[i].wire_len;
+    }
+    if (live == 0) continue;
+    packets_ += live;
+    bytes_ += bytes;
+    if (count(runs.keys[r], hashes[lead], live, bytes, now)) continue;
+    for (size_t i = lead + 1; i < end; ++i)
+      if (verdicts[i] == Verdict::kPass)
+        count(runs.keys[r], hashes[lead], 1, pkts[i].wire_len, now);
   }
   table_.sweep(now, table_.kSweepPerBurst);
 }

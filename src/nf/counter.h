@@ -8,8 +8,9 @@
 //           flows_expired, untracked (table full: counted in the totals, not per flow),
 //           not_ip (no flow key: counted in the totals only).
 // Cost:     53 ns/pkt at 1k flows, 88 at 1M (SLF 1; forward = 23-25 ns incl. parse), nf_bench.
-// Runs:     one table lookup per run of a flow (run_burst.h); the run's packets and bytes are
-//           added to the entry found. A failed insert (table full) retries per packet. The
+// Runs:     one table lookup per run of a flow (run_burst.h); the run's live packets and bytes
+//           are summed and added to the entry found at once. A failed insert (table full)
+//           retries per packet. The
 //           chain has the counter prefetch each run's bucket line when it finds the runs
 //           (prefetch_runs), before the NFs in front of it run.
 // Refs:     FastClick AggregateCounter / FlowIPManager; NFSlicer/QUEUE-MEM "flow counter".
@@ -55,8 +56,9 @@ class FlowCounter final : public Nf {
   size_t active_flows() const { return table_.size(); }
 
  private:
-  // Counts one packet of a keyed flow in its entry; the entry, or nullptr when the table is full.
-  FlowStats* count(const FlowKey& k, uint64_t h, uint32_t bytes, Nanos now);
+  // Adds `packets` packets of `bytes` bytes of a keyed flow to its entry (found or inserted);
+  // false (counted as one untracked packet) when the table is full.
+  bool count(const FlowKey& k, uint64_t h, uint64_t packets, uint64_t bytes, Nanos now);
 
   FlowTable<FlowKey, FlowStats, FlowKeyHash64> table_;
   uint64_t packets_ = 0, bytes_ = 0, created_ = 0, untracked_ = 0, not_ip_ = 0;

@@ -7,6 +7,7 @@
 
 #include "core/bytes.h"
 #include "core/checksum.h"
+#include "core/hot_path.h"
 #include "nf/run_burst.h"
 
 namespace nfpark::nf {
@@ -138,7 +139,7 @@ void Router::lookup_v4(std::span<PacketView> pkts, std::span<Verdict> verdicts,
   v4_.lookup_burst_v4(addrs.data(), out, pkts.size());
 }
 
-void Router::route(PacketView& p, Verdict& v, uint32_t& nh) {
+NFPARK_HOT_INLINE void Router::route(PacketView& p, Verdict& v, uint32_t& nh) {
   const PacketLayout& L = p.layout;
   ++rx_;
   if (!L.ok() || L.ip_version == 0) {
