@@ -352,12 +352,8 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
   // a run of their own for the emitter (nothing says two of them belong together), though the
   // SLF count (runs_out) takes consecutive ones as one run, as before.
   uint64_t tx = 0, runs = 0;
-  const size_t nready = ready_.size();
-  for (size_t k = 0; k < nready; ++k) {
-    Batch& b = ring_.at(ready_[k].seq);
-    // The node lists are walked one pointer at a time, and a held packet's node was written up
-    // to t_buff ago: the next batch's first node is requested while this batch goes out.
-    if (prefetch_ && k + 1 < nready) __builtin_prefetch(&nodes_[ring_.at(ready_[k + 1].seq).head]);
+  for (const ReadyRef& r : ready_) {
+    Batch& b = ring_.at(r.seq);
     const bool marked = cfg_.coalesce_acks && b.has_ack && b.slot != kNone && coalesce(b);
     bool new_run = !any_out_ || b.flow != last_out_flow_;
     bool run_start = new_run || b.flow == 0;
