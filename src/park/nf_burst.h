@@ -229,12 +229,7 @@ class NfBurst {
     const size_t total = ready_.size(), end = keep_tail ? total / kMax * kMax : total;
     for (size_t i = 0; i < end; i += kMax) {
       const uint16_t n = uint16_t(std::min<size_t>(kMax, end - i));
-      // Released packets sit where they arrived, up to t_buff of traffic back (not back to back
-      // as a port's burst): their header lines are requested together, before the views.
-      for (uint16_t j = 0; j < n; ++j) {
-        pkts[j] = ready_[i + j].h;
-        __builtin_prefetch(B::data(pkts[j]));
-      }
+      for (uint16_t j = 0; j < n; ++j) pkts[j] = ready_[i + j].h;
       process(pkts.data(), n, now, sink, ready_.data() + i);
     }
     ready_.erase(ready_.begin(), ready_.begin() + ptrdiff_t(end));

@@ -80,12 +80,11 @@ class ReframeStage {
         parse_handle<B>(pkts[i], L);
         meta[i] = reframe::classify(B::data(pkts[i]), L, bypass_);
         held[i].h = pkts[i];
-        if constexpr (kHandles<Out>) {
-          held[i].layout = CarriedLayout{};
-          carry_layout<B>(pkts[i], L);         // the box: carried by the handle, if the engine can
-        } else if (!held[i].layout.keep(L)) {  // in-chain: carried with it to the chain's view
-          held[i].layout = CarriedLayout{};
-        }
+        held[i].layout = CarriedLayout{};
+        if constexpr (kHandles<Out>)
+          carry_layout<B>(pkts[i], L);  // the box: carried by the handle, if the engine can
+        else
+          held[i].layout.keep(L);  // in-chain: carried with the packet to the chain's view
       }
       reorder_.push({held.data(), n}, {meta.data(), n}, now, c);
     }
