@@ -20,7 +20,9 @@
 //     is longer), so the distinct flows printed are the active flows.
 //   - cannot-help: 100k live flows paced evenly, one packet per train: a flow's next packet is
 //     ~100k packets (ms) later, far beyond any T_buff: Reframer holds packets and gains nothing.
-//   RCB_* environment variables override the trace's knobs (see main()) for exploration.
+//   RCB_* environment variables override the trace's knobs (see main()) for exploration;
+//   for profiling, RCB_SIDES (sides run, e.g. `i`), RCB_REPS, RCB_TBUFF (one T_buff, us),
+//   RCB_NO_CANNOT=1 (no cannot-help case).
 // Replay: timestamps are recomputed from the frame sizes at 100 Gb/s (the paper's rate), and
 // Reframer runs in that virtual time (bursts of 32, now = arrival of a burst's last packet), so
 // T_buff means what it means on a wire whatever this machine's speed. A heavy flow's packets are
@@ -79,6 +81,13 @@ const char* const kChain = std::getenv("RCB_CHAIN") && *std::getenv("RCB_CHAIN")
 double knob(const char* name, double dflt) {
   const char* v = std::getenv(name);
   return v && *v ? std::atof(v) : dflt;
+}
+
+// RCB_SIDES (profiling: `perf`, cachegrind): the timed sides run, any of b(ase), c(hain),
+// r(eframer), i(n-chain); unset: all. The others are skipped (their ratios are meaningless).
+bool side(char c) {
+  const char* v = std::getenv("RCB_SIDES");
+  return !v || !*v || std::strchr(v, c);
 }
 
 // Header-only packets: kHdr bytes each, back to back, with frame length and generator flow id.
@@ -237,6 +246,8 @@ reframe::ReorderConfig ref_config(Nanos t_buff) {
   rc.self_bypass.probe_packets = 4096;
   rc.self_bypass.bypass_packets = 65536;
   rc.self_bypass.enabled = knob("RCB_NO_SELF_BYPASS", 0) == 0;
+  rc.max_held_packets = uint32_t(knob("RCB_MAX_HELD", rc.max_held_packets));
+  rc.max_flows = uint32_t(knob("RCB_MAX_FLOWS", rc.max_flows));
   return rc;
 }
 
@@ -376,11 +387,14 @@ struct Group {
     for (size_t from = 0; from < n; from += chunk) {
       const size_t to = std::min(n, from + chunk);
       const bool last = to == n;
-      base.t.back().push_back(run_step(*base_run.step, base_run.ring, from, to, last));
+      base.t.back().push_back(side('b') ? run_step(*base_run.step, base_run.ring, from, to, last)
+                                        : 1e-9);
       for (size_t k = 0; k < cases.size(); ++k) {
-        cases[k].ref.t.back().push_back(refs[k]->run(from, to, last));
-        cases[k].chain.t.back().push_back(run_step(*runs[k]->step, runs[k]->ring, from, to, last));
-        cases[k].in_chain.t.back().push_back(run_step(*ins[k]->step, ins[k]->ring, from, to, last));
+        cases[k].ref.t.back().push_back(side('r') ? refs[k]->run(from, to, last) : 1e-9);
+        cases[k].chain.t.back().push_back(
+            side('c') ? run_step(*runs[k]->step, runs[k]->ring, from, to, last) : 1e-9);
+        cases[k].in_chain.t.back().push_back(
+            side('i') ? run_step(*ins[k]->step, ins[k]->ring, from, to, last) : 1e-9);
       }
     }
     drops += base_run.step->nf_drops;
@@ -431,7 +445,7 @@ int main(int argc, char** argv) {
   const double e_train = knob("RCB_E_TRAIN", 1.2);
   const double e_alpha = knob("RCB_E_ALPHA", 0);
   const uint32_t e_copy = uint32_t((flows * copies + e_flows - 1) / e_flows);  // ids after mice
-  const int reps = quick ? 2 : 3;
+  const int reps = int(knob("RCB_REPS", quick ? 2 : 3));
   const uint64_t population = std::max<uint64_t>(
       (e_copy + 1) * e_flows, uint64_t(knob("RCB_POP", quick ? 300'000 : 1'000'000)));
   Env env;
@@ -521,11 +535,14 @@ int main(int argc, char** argv) {
       e_train, 100 * share, mean_wire(pkts), rr_pkts.size(), (unsigned long long)(active * copies),
       distinct(rr_pkts), gen_sw.wall(), slf(pkts, local100.idx), slf(rr_pkts, rr100.idx), reps);
 
+  const Nanos only_tb = Nanos(knob("RCB_TBUFF", 0));  // profiling: one T_buff (us) only
   std::vector<Group> groups = {{"paper-like-100G", &local100, {}, {}, 0},
                                {"cannot-help-100G", &rr100, {}, {}, 0}};
   for (Group& g : groups)
     for (Nanos tb : {16, 64, 128})
-      if (g.s != &rr100 || tb == 64) g.cases.push_back({tb * kMicro, {}, {}, 0, {}, {}});
+      if ((g.s != &rr100 || tb == 64) && (only_tb == 0 || tb == only_tb) &&
+          (g.s != &rr100 || !knob("RCB_NO_CANNOT", 0)))
+        g.cases.push_back({tb * kMicro, {}, {}, 0, {}, {}});
   auto chunk = [](const Group& g) {  // 20 chunks, whole bursts
     return (g.s->idx.size() / 20 + 31) / 32 * 32;
   };
