@@ -8,6 +8,8 @@
 // packet, parse_packet's result depends on the bytes past payload_off only through `captured`).
 // An engine keeps one beside each handle (park/buffer_ops.h: take_layout / carry_layout); the
 // rule that keeps it exact is the engine's: any change to a handle's bytes forgets it.
+// PackedLayout is the same in 8 bytes, for an engine with little room beside its bytes (the
+// dataplane's mbufs: a dynamic field; dp/mbuf_ops.h).
 #pragma once
 #include <cstdint>
 
@@ -23,10 +25,13 @@ struct CarriedLayout {
   uint16_t l3_off = 0, l4_off = 0, payload_off = 0, pad2_ = 0;
   uint32_t ip_end = 0;
 
-  // Keeps L if it can be carried (kOk, TCP/UDP, not a fragment); returns whether it did.
+  // The parses a packet can carry: kOk, IPv4/IPv6, TCP/UDP, not a fragment.
+  static bool carriable(const PacketLayout& L) {
+    return L.status == ParseStatus::kOk && L.ip_version != 0 && !L.fragment && L.has_ports();
+  }
+  // Keeps L if it can be carried; returns whether it did.
   bool keep(const PacketLayout& L) {
-    if (L.status != ParseStatus::kOk || L.ip_version == 0 || L.fragment || !L.has_ports())
-      return false;
+    if (!carriable(L)) return false;
     vlans = L.vlans;
     ip_version = L.ip_version;
     l4_proto = L.l4_proto;
@@ -54,5 +59,42 @@ struct CarriedLayout {
   }
 };
 static_assert(sizeof(CarriedLayout) == 16);
+
+// CarriedLayout in 8 bytes (same keep / restore): `word` = ip_end (17 bits: at most 22 + 40 +
+// 65535) | vlans << 17 (2) | IPv6 << 19 | TCP << 20 | l3_off << 21 (11 bits); then the L4 and
+// payload offsets. A parse whose fields do not fit is not carried (none here: l3_off <= 22).
+struct PackedLayout {
+  uint32_t word = 0;
+  uint16_t l4_off = 0, payload_off = 0;
+
+  static constexpr uint32_t kIpEndBits = 17, kL3Bits = 11;
+  bool keep(const PacketLayout& L) {
+    if (!CarriedLayout::carriable(L) || L.ip_end >> kIpEndBits || L.l3_off >> kL3Bits ||
+        L.vlans > 3)
+      return false;
+    word = L.ip_end | uint32_t(L.vlans) << 17 | uint32_t(L.ip_version == 6) << 19 |
+           uint32_t(L.l4_proto == proto::kTcp) << 20 | uint32_t(L.l3_off) << 21;
+    l4_off = L.l4_off;
+    payload_off = L.payload_off;
+    return true;
+  }
+  // As CarriedLayout::restore (captured >= payload_off).
+  void restore(uint32_t captured, PacketLayout& L) const {
+    const bool v6 = (word >> 19) & 1;
+    L.status = ParseStatus::kOk;
+    L.vlans = uint8_t((word >> 17) & 3);
+    L.ip_version = v6 ? 6 : 4;
+    L.l4_proto = (word >> 20) & 1 ? proto::kTcp : proto::kUdp;
+    L.fragment = false;
+    L.first_fragment = true;
+    L.ethertype = v6 ? proto::kEthIpv6 : proto::kEthIpv4;
+    L.l3_off = uint16_t(word >> 21);
+    L.l4_off = l4_off;
+    L.payload_off = payload_off;
+    L.ip_end = word & ((1u << kIpEndBits) - 1);
+    L.captured = captured;
+  }
+};
+static_assert(sizeof(PackedLayout) == 8);
 
 }  // namespace nfpark
