@@ -8,7 +8,7 @@
 // packet, parse_packet's result depends on the bytes past payload_off only through `captured`).
 // An engine keeps one beside each handle (park/buffer_ops.h: take_layout / carry_layout); the
 // rule that keeps it exact is the engine's: any change to a handle's bytes forgets it.
-// PackedLayout is the same in 8 bytes, for an engine with little room beside its bytes (the
+// PackedLayout is the same in 4 bytes, for an engine with little room beside its bytes (the
 // dataplane's mbufs: a dynamic field; dp/mbuf_ops.h).
 #pragma once
 #include <cstdint>
@@ -60,22 +60,22 @@ struct CarriedLayout {
 };
 static_assert(sizeof(CarriedLayout) == 16);
 
-// CarriedLayout in 8 bytes (same keep / restore): `word` = ip_end (17 bits: at most 22 + 40 +
-// 65535) | vlans << 17 (2) | IPv6 << 19 | TCP << 20 | l3_off << 21 (11 bits); then the L4 and
-// payload offsets. A parse whose fields do not fit is not carried (none here: l3_off <= 22).
+// CarriedLayout in 4 bytes (same keep / restore; an mbuf's dynamic fields have little room
+// left: DPDK's pcap PMD needs the last 8): ip_end (17 bits: at most 22 + 40 + 65535) | vlans
+// << 17 (2) | IPv6 << 19 | TCP << 20 | the L4 header's length / 4 << 21 (4: TCP 20-60, UDP 8)
+// | the L3 headers' length / 4 << 25 (7: up to 508 bytes). l3_off is 14 + 4 * vlans (the
+// parser's Ethernet). A parse that does not fit (longer IPv6 extension headers) is not kept.
 struct PackedLayout {
   uint32_t word = 0;
-  uint16_t l4_off = 0, payload_off = 0;
 
-  static constexpr uint32_t kIpEndBits = 17, kL3Bits = 11;
   bool keep(const PacketLayout& L) {
-    if (!CarriedLayout::carriable(L) || L.ip_end >> kIpEndBits || L.l3_off >> kL3Bits ||
-        L.vlans > 3)
+    const uint32_t l3 = uint32_t(L.l4_off) - L.l3_off, l4 = uint32_t(L.payload_off) - L.l4_off;
+    if (!CarriedLayout::carriable(L) || L.ip_end >> 17 || L.vlans > 2 ||
+        L.l3_off != proto::kEthHeader + proto::kVlanTag * L.vlans || l3 % 4 || l3 >> 9 || l4 % 4 ||
+        l4 >> 6)
       return false;
     word = L.ip_end | uint32_t(L.vlans) << 17 | uint32_t(L.ip_version == 6) << 19 |
-           uint32_t(L.l4_proto == proto::kTcp) << 20 | uint32_t(L.l3_off) << 21;
-    l4_off = L.l4_off;
-    payload_off = L.payload_off;
+           uint32_t(L.l4_proto == proto::kTcp) << 20 | (l4 / 4) << 21 | (l3 / 4) << 25;
     return true;
   }
   // As CarriedLayout::restore (captured >= payload_off).
@@ -88,13 +88,13 @@ struct PackedLayout {
     L.fragment = false;
     L.first_fragment = true;
     L.ethertype = v6 ? proto::kEthIpv6 : proto::kEthIpv4;
-    L.l3_off = uint16_t(word >> 21);
-    L.l4_off = l4_off;
-    L.payload_off = payload_off;
-    L.ip_end = word & ((1u << kIpEndBits) - 1);
+    L.l3_off = uint16_t(proto::kEthHeader + proto::kVlanTag * L.vlans);
+    L.l4_off = uint16_t(L.l3_off + 4 * ((word >> 25) & 0x7F));
+    L.payload_off = uint16_t(L.l4_off + 4 * ((word >> 21) & 0xF));
+    L.ip_end = word & 0x1FFFF;
     L.captured = captured;
   }
 };
-static_assert(sizeof(PackedLayout) == 8);
+static_assert(sizeof(PackedLayout) == 4);
 
 }  // namespace nfpark

@@ -15,7 +15,7 @@
 // and removed by moving the headers within the mbuf's headroom.
 //
 // Parse once, carry (park/buffer_ops.h: take_layout / carry_layout). An mbuf carries the parse
-// of its bytes in a dynamic field (core/carried_layout.h's PackedLayout, 8 bytes) while a
+// of its bytes in a dynamic field (core/carried_layout.h's PackedLayout, 4 bytes) while a
 // dynamic flag in ol_flags says it is valid. The flag is the stamp: DPDK clears ol_flags on
 // every allocation (rte_pktmbuf_reset: rte_pktmbuf_alloc, _alloc_bulk, every vdev's rx) and a
 // NIC's rx writes them whole, so an mbuf from a pool or a port never shows a stale parse; every
@@ -185,10 +185,8 @@ struct MbufOps {
   NFPARK_HOT_INLINE static bool take_layout(Handle m, PacketLayout& out) {
     if (!(m->ol_flags & MbufMeta::layout_flag)) return false;
     m->ol_flags &= ~MbufMeta::layout_flag;
-    const PackedLayout& p = MbufMeta::layout(m);
-    if (m->data_len < p.payload_off) return false;  // never: the bytes did not change
-    p.restore(m->data_len, out);
-    return true;
+    MbufMeta::layout(m).restore(m->data_len, out);
+    return out.payload_off <= m->data_len;  // never false: the bytes did not change
   }
   NFPARK_HOT_INLINE static void carry_layout(Handle m, const PacketLayout& L) {
     if (MbufMeta::layout_flag && L.payload_off <= m->data_len && MbufMeta::layout(m).keep(L))
