@@ -12,8 +12,6 @@ int MbufMeta::offset = -1;
 int MbufMeta::ts_offset = -1;
 int MbufMeta::cut_offset = -1;
 int MbufMeta::server_offset = -1;
-int MbufMeta::layout_offset = -1;
-uint64_t MbufMeta::layout_flag = 0;
 
 bool MbufMeta::register_meta() {
   static const rte_mbuf_dynfield desc = {"nfpark_seq", sizeof(uint64_t), alignof(uint64_t), 0};
@@ -24,12 +22,6 @@ bool MbufMeta::register_meta() {
   cut_offset = rte_mbuf_dynfield_register(&cutd);
   static const rte_mbuf_dynfield srvd = {"nfpark_srv", sizeof(uint32_t), alignof(uint32_t), 0};
   server_offset = rte_mbuf_dynfield_register(&srvd);
-  static const rte_mbuf_dynfield layd = {"nfpark_layout", sizeof(PackedLayout),
-                                         alignof(PackedLayout), 0};
-  layout_offset = rte_mbuf_dynfield_register(&layd);
-  static const rte_mbuf_dynflag layf = {"nfpark_layout_ok", 0};
-  const int bit = rte_mbuf_dynflag_register(&layf);
-  layout_flag = layout_offset >= 0 && bit >= 0 ? 1ull << bit : 0;  // 0: nothing is carried
   return offset >= 0 && ts_offset >= 0 && cut_offset >= 0 && server_offset >= 0;
 }
 
@@ -44,7 +36,6 @@ bool MbufOps::append_ref(Handle h, Handle orig, uint32_t off, uint32_t len) {
     rte_mbuf* mi = rte_pktmbuf_alloc(pools.indirect);
     if (!mi) return false;
     rte_pktmbuf_attach(mi, seg);  // refcount on the segment's buffer; payload stays in place
-    forget_layout(mi);            // attach copied seg's flags: mi's bytes are not seg's
     mi->data_off = uint16_t(seg->data_off + off);
     mi->data_len = uint16_t(take);
     mi->pkt_len = take;
@@ -77,7 +68,6 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
   h->port = orig->port;
   if (lend && tail_len && tail_off < orig->data_len && tail_off + tail_len == orig->data_len) {
     *lent = {orig->data_off, orig->data_len, Lent::kTail};
-    forget_layout(orig);
     rte_mbuf_refcnt_set(orig, 2);
     orig->data_off = uint16_t(orig->data_off + tail_off);
     orig->data_len = uint16_t(tail_len);
@@ -97,7 +87,6 @@ MbufOps::Handle MbufOps::make_header_segment(Handle orig, uint32_t hdr, uint32_t
 
 bool MbufOps::reclaim(Handle orig, Lent& l, Handle returned) {
   if (l.kind == Lent::kNone) return true;
-  forget_layout(orig);
   rte_mbuf* prev = returned;
   while (prev && prev->next != orig) prev = prev->next;
   if (prev && returned != orig) {                       // still returned's tail: unchain it
@@ -131,7 +120,6 @@ park::Rejoin MbufOps::rejoin_copy(Handle parked, uint32_t hdr_len, Lent& l, Hand
 }
 
 bool MbufOps::replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint32_t new_len) {
-  forget_layout(m);
   if (new_len > old_len) {
     if (!rte_pktmbuf_prepend(m, uint16_t(new_len - old_len))) return false;
   } else if (new_len < old_len) {
@@ -142,7 +130,6 @@ bool MbufOps::replace_head(Handle m, uint32_t old_len, const uint8_t* src, uint3
 }
 
 void MbufOps::trim(Handle m, uint32_t len) {
-  forget_layout(m);
   if (len >= m->pkt_len) return;
   if (len <= m->data_len) {  // keep the first segment only
     if (m->next) rte_pktmbuf_free(m->next);

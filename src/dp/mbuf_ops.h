@@ -13,18 +13,6 @@
 // plain stores when both references are the merge's own (in-process), or after the header
 // packet left the process (memif, af_packet: the port copied and freed it). Tags are inserted
 // and removed by moving the headers within the mbuf's headroom.
-//
-// Parse once, carry (park/buffer_ops.h: take_layout / carry_layout). An mbuf carries the parse
-// of its bytes in a dynamic field (core/carried_layout.h's PackedLayout, 4 bytes) while a
-// dynamic flag in ol_flags says it is valid. The flag is the stamp: DPDK clears ol_flags on
-// every allocation (rte_pktmbuf_reset: rte_pktmbuf_alloc, _alloc_bulk, every vdev's rx) and a
-// NIC's rx writes them whole, so an mbuf from a pool or a port never shows a stale parse; every
-// operation here that changes bytes or lengths clears the flag, and taking the parse clears it.
-// rte_pktmbuf_copy(m, pool, 0, UINT32_MAX) copies flag and field with the same bytes (the fault
-// injector's duplicates): still exact; an indirect mbuf (attach copies ol_flags) never shows one.
-// The switch carries the parse it makes of a packet for the NF chain (baseline, split, nicmem)
-// to the NF server in the same process, and the NF server its chain's parse back to the
-// switch's merge; nothing carries across a process boundary (the port copies the bytes only).
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
@@ -32,7 +20,6 @@
 #include <cstdint>
 
 #include "core/bytes.h"
-#include "core/carried_layout.h"
 #include "park/buffer_ops.h"
 
 namespace nfpark::dp {
@@ -58,17 +45,12 @@ struct MbufMeta {
   static int ts_offset;
   static int cut_offset;
   static int server_offset;
-  static int layout_offset;     // the carried parse (PackedLayout), valid under layout_flag
-  static uint64_t layout_flag;  // ol_flags bit; 0 until registered (then nothing is carried)
   static bool register_meta();
   static uint64_t& seq(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, offset, uint64_t*); }
   static int64_t& ts(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, ts_offset, int64_t*); }
   static uint32_t& cut(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, cut_offset, uint32_t*); }
   // The NF server a packet goes to (switch with several NF servers; 0 with one).
   static uint32_t& server(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, server_offset, uint32_t*); }
-  static PackedLayout& layout(rte_mbuf* m) {
-    return *RTE_MBUF_DYNFIELD(m, layout_offset, PackedLayout*);
-  }
   static void copy(rte_mbuf* to, rte_mbuf* from) {
     seq(to) = seq(from);
     ts(to) = ts(from);
@@ -108,7 +90,6 @@ struct MbufOps {
                                               uint32_t tail_off, uint32_t tail_len, Lent* lent) {
     if (lent && tail_len == 0 && hdr <= orig->data_len && can_lend(orig) && orig->data_off >= gap) {
       *lent = {orig->data_off, orig->data_len, Lent::kInPlace};
-      forget_layout(orig);
       uint8_t* const d = data(orig);
       move_bytes(d - gap, d, hdr);  // the headers step back into headroom: the tag's gap
       orig->data_off = uint16_t(orig->data_off - gap);
@@ -121,21 +102,18 @@ struct MbufOps {
   }
   static uint8_t* open_gap(Handle m, uint32_t at, uint32_t n) {
     if (at > m->data_len) return nullptr;
-    forget_layout(m);
     uint8_t* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, uint16_t(n)));
     if (!p) return nullptr;
     move_bytes(p, p + n, at);
     return p + at;
   }
   static void close_gap(Handle m, uint32_t at, uint32_t n) {
-    forget_layout(m);
     uint8_t* p = data(m);
     move_bytes(p + n, p, at);
     rte_pktmbuf_adj(m, uint16_t(n));
   }
   NFPARK_HOT_INLINE static park::Rejoin rejoin(Handle parked, uint32_t hdr_len, Lent& l,
                                                Handle returned, uint32_t at) {
-    forget_layout(parked);  // its bytes become the merged packet's (or stay the caller's)
     if (returned != parked) {
       // Lent as the tail of `returned` and back in this process: the NF's headers go in front of
       // the parked bytes and the header mbuf is freed as one segment. Anything else (a copy, a
@@ -165,7 +143,6 @@ struct MbufOps {
                                         const uint8_t* src, uint32_t at) {
     const uint32_t payload_off = uint32_t(l.data_off) + hdr_len;
     if (at > payload_off) return false;
-    forget_layout(parked);
     move_bytes(static_cast<uint8_t*>(parked->buf_addr) + payload_off - at, src, at);
     parked->data_off = uint16_t(payload_off - at);
     parked->data_len = uint16_t(at + l.data_len - hdr_len);
@@ -180,21 +157,6 @@ struct MbufOps {
   }
   static void trim(Handle m, uint32_t len);
   static void free(Handle m) { rte_pktmbuf_free(m); }
-
-  // Parse once, carry (see the top of this file).
-  NFPARK_HOT_INLINE static bool take_layout(Handle m, PacketLayout& out) {
-    if (!(m->ol_flags & MbufMeta::layout_flag)) return false;
-    m->ol_flags &= ~MbufMeta::layout_flag;
-    MbufMeta::layout(m).restore(m->data_len, out);
-    return out.payload_off <= m->data_len;  // never false: the bytes did not change
-  }
-  NFPARK_HOT_INLINE static void carry_layout(Handle m, const PacketLayout& L) {
-    if (MbufMeta::layout_flag && L.payload_off <= m->data_len && MbufMeta::layout(m).keep(L))
-      m->ol_flags |= MbufMeta::layout_flag;
-    else
-      forget_layout(m);
-  }
-  static void forget_layout(Handle m) { m->ol_flags &= ~MbufMeta::layout_flag; }
 
   // Takes a lent `orig` back from `returned` (unchaining it when it is returned's tail) and gives
   // it its own view again (`l` as make_header left it). False while `orig` is lent to another
@@ -216,6 +178,6 @@ struct MbufOps {
   // Appends orig[off, off+len) to `h` as indirect segments (no copy). False if out of mbufs.
   static bool append_ref(Handle h, Handle orig, uint32_t off, uint32_t len);
 };
-static_assert(park::BufferOps<MbufOps> && park::CarriesLayout<MbufOps>);
+static_assert(park::BufferOps<MbufOps>);
 
 }  // namespace nfpark::dp

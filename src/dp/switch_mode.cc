@@ -37,7 +37,7 @@ class Baseline final : public SwitchMode {
       for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
       for (uint16_t i = 0; i < n; ++i) {
         bytes += p[i]->pkt_len;
-        touched += park::nf_read_len<MbufOps>(need, p[i]);  // its parse carried to the NF view
+        touched += park::nf_read_len(need, rte_pktmbuf_mtod(p[i], uint8_t*), p[i]->data_len);
       }
     }
     hb_.rx_host_burst(n, bytes);

@@ -39,18 +39,6 @@ inline uint32_t l4_header_len(const uint8_t* d, uint32_t len) {
 inline uint32_t nf_read_len(ViewNeed need, const uint8_t* d, uint32_t len) {
   return need == ViewNeed::kHeaders ? l4_header_len(d, len) : unparsed_read_len(need, len);
 }
-// The same for the packet `h` on its way to the NF chain: the parse made for it (kHeaders; the
-// one h carries, if any) is carried with h (park/buffer_ops.h), so the NF server's view in this
-// process takes it instead of parsing h again — one parse per packet per process.
-template <BufferOps B>
-inline uint32_t nf_read_len(ViewNeed need, typename B::Handle h) {
-  const uint32_t len = B::head_len(h);
-  if (need != ViewNeed::kHeaders) return unparsed_read_len(need, len);
-  PacketLayout L;
-  parse_handle<B>(h, L);
-  carry_layout<B>(h, L);
-  return L.ok() ? L.payload_off : std::min<uint32_t>(len, 64);
-}
 
 template <BufferOps B>
 class NicSplit {
@@ -85,8 +73,7 @@ class NicSplit {
     return out;
   }
   // The header bytes the NF chain reads of `h` as it reaches the NF server (set_reads()).
-  // Its parse is carried to the NF server's view (nf_read_len above).
-  uint32_t touched(Handle h) const { return nf_read_len<B>(hb_.reads(), h); }
+  uint32_t touched(Handle h) const { return nf_read_len(hb_.reads(), B::data(h), B::head_len(h)); }
   void set_reads(ViewNeed r) { hb_.set_reads(r); }
   // A frame the NIC has already cut (hdr + data bytes; `data_in_nic`: where the payload
   // landed); `touched`: the header bytes the NF reads (touched()).

@@ -34,7 +34,7 @@ class SlicerNic {
     if (host.size() > before) {
       Handle h = host[host.size() - 1];
       hb_.rx_nfslicer(wire_len, B::pkt_len(h));
-      hb_.nf(nf_read_len<B>(hb_.reads(), h));  // its parse carried to the NF server's view
+      hb_.nf(nf_read_len(hb_.reads(), B::data(h), B::head_len(h)));
     }
   }
   // A packet the host sends: the frame that leaves goes to `wire` (nothing when dropped).

@@ -16,7 +16,7 @@ class HostNic final : public NicProgram {
   HostNic() : hb_(park::HostMode::kHost) {}
   Packet* rx(Packet* p, uint16_t, PcieCost& cost) override {
     hb_.rx_host(p->len);
-    hb_.nf(park::nf_read_len<SimBuffer>(hb_.reads(), p));
+    hb_.nf(park::nf_read_len(hb_.reads(), p->data, p->head));
     cost = {p->len, 1};
     return p;
   }
