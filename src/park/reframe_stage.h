@@ -69,22 +69,23 @@ class ReframeStage {
   template <class Out>
   void run(const Handle* pkts, uint16_t n, Nanos now, std::vector<Out>& out) {
     Collect<Out> c{this, &out};
-    std::array<Held, kMax> held;
+    auto& held = held_;  // members: local arrays would be zeroed (32 entries) every call
+    auto& meta = meta_;
     if (n && reorder_.passing()) {  // self-bypassed (reframe/self_bypass.h): no classify()
       for (uint16_t i = 0; i < n; ++i) held[i] = Held{pkts[i], {}};
       reorder_.pass({held.data(), n}, c);
     } else if (n) {
-      std::array<reframe::PacketMeta, kMax> meta;
       for (uint16_t i = 0; i < n; ++i) {
         PacketLayout L;
         parse_handle<B>(pkts[i], L);
         meta[i] = reframe::classify(B::data(pkts[i]), L, bypass_);
         held[i].h = pkts[i];
-        held[i].layout = CarriedLayout{};
-        if constexpr (kHandles<Out>)
+        if constexpr (kHandles<Out>) {
+          held[i].layout = CarriedLayout{};
           carry_layout<B>(pkts[i], L);  // the box: carried by the handle, if the engine can
-        else
-          held[i].layout.keep(L);  // in-chain: carried with the packet to the chain's view
+        } else if (!held[i].layout.keep(L)) [[unlikely]] {  // in-chain: carried to the view
+          held[i].layout = CarriedLayout{};
+        }
       }
       reorder_.push({held.data(), n}, {meta.data(), n}, now, c);
     }
@@ -131,6 +132,8 @@ class ReframeStage {
 
   reframe::BypassRules bypass_;
   Reorder reorder_;
+  std::array<Held, kMax> held_;                 // run()'s burst (see there)
+  std::array<reframe::PacketMeta, kMax> meta_;  // its classify() results
 };
 
 }  // namespace nfpark::park

@@ -51,7 +51,7 @@ uint64_t flow_hash(const uint8_t* pkt, const PacketLayout& L) {
 }
 }  // namespace
 
-PacketMeta classify(const uint8_t* pkt, const PacketLayout& L, const BypassRules& rules) {
+PacketMeta classify_general(const uint8_t* pkt, const PacketLayout& L, const BypassRules& rules) {
   PacketMeta m;
   if (depends_on_other_flows(pkt, L)) m.flags = PacketMeta::kBarrier | PacketMeta::kBypass;
   if (!L.ok() || L.ip_version == 0) {  // extract_flow_key's refusal

@@ -153,5 +153,66 @@ TEST(Classify, LaterFragmentsAndIcmpErrorsAreBarriers) {
   EXPECT_FALSE(run(error).barrier());
 }
 
+// classify()'s inline fast path (the common IPv4 TCP/UDP packet) gives classify_general()'s
+// PacketMeta on every input: random packets of every kind (VLANs, options, IPv6, ICMP, other
+// protocols, fragments, any TCP flags, DSCP, empty payloads, truncation) under default rules,
+// no SYN rule, a DSCP mask and a header-match rule; the fast path must take most of them.
+TEST(Classify, FastPathEqualsTheGeneralPath) {
+  std::mt19937_64 rng(23);
+  BypassRules no_syn, dscp, match;
+  no_syn.tcp_syn = false;
+  dscp.dscp_mask = uint64_t(1) << 46 | uint64_t(1) << 10;
+  match.match = [](const uint8_t* p, const PacketLayout& L) {
+    return L.has_ports() && p[L.l4_off + 3] % 3 == 0;
+  };
+  const BypassRules* rules[] = {nullptr, &no_syn, &dscp, &match};
+  const BypassRules plain;
+  uint64_t fast = 0;
+  for (int i = 0; i < 20000; ++i) {
+    PacketBuilder b;
+    if (rng() % 8 == 0) b.vlan(uint16_t(rng() % 4096));
+    if (rng() % 6 == 0) {
+      std::array<uint8_t, 16> s{}, d{};
+      for (auto& x : s) x = uint8_t(rng());
+      for (auto& x : d) x = uint8_t(rng());
+      b.ipv6(s, d);
+    } else {
+      b.ipv4(uint32_t(rng()), uint32_t(rng()));
+      if (rng() % 6 == 0) b.ipv4_options(uint8_t(1 + rng() % 4));
+    }
+    b.dscp(uint8_t(rng() % 4 ? (rng() % 2 ? 46 : 10) : rng() % 64));
+    const uint16_t sp = uint16_t(rng()), dp = uint16_t(rng());
+    switch (rng() % 5) {
+      case 0:
+      case 1:
+        b.udp(sp, dp);
+        break;
+      case 2:
+      case 3: {
+        static constexpr uint8_t kFlags[] = {0x10, 0x02, 0x12, 0x18, 0x11, 0x50, 0x04};
+        b.tcp(sp, dp, rng() % 2 ? kFlags[rng() % 7] : uint8_t(rng()), uint32_t(rng()),
+              uint32_t(rng()));
+        break;
+      }
+      case 4:
+        if (rng() % 2) b.icmp_echo(sp, dp);
+        break;
+    }
+    auto p = b.payload_size(rng() % 3 == 0 ? 0 : uint32_t(rng() % 64)).build();
+    const size_t ip = p[12] == 0x81 ? 18 : 14;
+    if (rng() % 10 == 0) p[ip + 6] = uint8_t(rng() % 2 ? 0x20 : 0x01);  // a fragment (IPv4)
+    if (rng() % 20 == 0) p[ip + 9] = uint8_t(rng());  // any protocol (IPv4; IPv6 hop limit)
+    const uint32_t len = rng() % 8 == 0 ? uint32_t(rng() % p.size()) : uint32_t(p.size());
+    const PacketLayout L = parse_packet(p.data(), len);
+    const BypassRules& r = rules[i % 4] ? *rules[i % 4] : plain;
+    const PacketMeta a = classify(p.data(), L, r), g = classify_general(p.data(), L, r);
+    ASSERT_EQ(a.flow, g.flow) << "packet " << i;
+    ASSERT_EQ(a.flags, g.flags) << "packet " << i;
+    ASSERT_EQ(a.ack, g.ack) << "packet " << i;
+    fast += L.ok() && L.ip_version == 4 && !L.fragment && L.has_ports() && !r.match;
+  }
+  EXPECT_GT(fast, 8000u);  // the fast path's packets were among them
+}
+
 }  // namespace
 }  // namespace nfpark::reframe
