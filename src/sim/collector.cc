@@ -51,7 +51,7 @@ void Collector::arrive(Packet* p, Picos at, uint16_t) {
     received_at_.push_back(at);
   }
   if (tap_) tap_(*p, at);
-  p->pool->free(p);
+  p->pool()->free(p);
 }
 
 OutBucket Collector::take_bucket(uint64_t index) {

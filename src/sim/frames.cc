@@ -13,7 +13,8 @@
 namespace nfpark::sim {
 
 std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig& cfg,
-                                                          uint16_t ports, std::string& err) {
+                                                          uint16_t ports, std::string& err,
+                                                          bool compact) {
   trace::GenConfig g = cfg;
   g.flows = cfg.flows * ports;
   g.packets = g.flows;  // uniform popularity: the first round visits every flow once
@@ -27,14 +28,7 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
   }
   auto t = std::make_shared<FlowTemplates>();
   const size_t n = g.flows;
-  t->bytes.assign(n * kMax, 0);
-  t->hdr.assign(n, 0);
-  t->l3.assign(n, 0);
-  t->l4.assign(n, 0);
-  t->ip_version.assign(n, 0);
-  t->l4_proto.assign(n, 0);
-  t->layout.assign(n, CarriedLayout{});
-  t->key_hash.assign(n, 0);
+  t->flows.assign(n, FlowTemplates::Flow{});
   trace::Generator gen(g);
   Nanos ts;
   const std::vector<uint8_t>* frame;
@@ -45,16 +39,39 @@ std::shared_ptr<const FlowTemplates> FlowTemplates::build(const trace::GenConfig
       err = "the generator made a frame the simulator cannot template";
       return nullptr;
     }
-    std::memcpy(&t->bytes[size_t(f) * kMax], frame->data(), L.payload_off);
-    t->hdr[f] = L.payload_off;
-    t->l3[f] = L.l3_off;
-    t->l4[f] = L.l4_off;
-    t->ip_version[f] = L.ip_version;
-    t->l4_proto[f] = L.l4_proto;
-    if (!t->layout[f].keep(L) || L.ip_end != frame->size()) t->layout[f] = CarriedLayout{};
+    FlowTemplates::Flow& t_f = t->flows[f];
+    std::memcpy(t_f.bytes, frame->data(), L.payload_off);
+    t_f.hdr = L.payload_off;
+    t_f.l3 = L.l3_off;
+    t_f.l4 = L.l4_off;
+    t_f.ip_version = L.ip_version;
+    t_f.l4_proto = L.l4_proto;
+    if (!t_f.layout.keep(L) || L.ip_end != frame->size()) t_f.layout = CarriedLayout{};
     FlowKey k;
-    if (t->layout[f].ip_version != 0 && extract_flow_key(frame->data(), L, k))
-      t->key_hash[f] = k.hash();
+    if (t_f.layout.ip_version != 0 && extract_flow_key(frame->data(), L, k))
+      t_f.key_hash = k.hash();
+  }
+  // one cache line a flow when every flow's template fits one
+  const auto fits = [&](const FlowTemplates::Flow& x) {
+    return x.layout.ip_version != 0 && x.hdr <= FlowTemplates::kMacs + FlowTemplates::kSmallBytes &&
+           std::memcmp(x.bytes, t->flows[0].bytes, FlowTemplates::kMacs) == 0;
+  };
+  if (compact && std::all_of(t->flows.begin(), t->flows.end(), fits)) {
+    std::memcpy(t->macs, t->flows[0].bytes, FlowTemplates::kMacs);
+    t->small.assign(n, FlowTemplates::Small{});
+    for (size_t i = 0; i < n; ++i) {
+      const FlowTemplates::Flow& x = t->flows[i];
+      FlowTemplates::Small& y = t->small[i];
+      y.key_hash = x.key_hash;
+      y.vlans = x.layout.vlans;
+      y.ip_version = x.layout.ip_version;
+      y.l4_proto = x.layout.l4_proto;
+      y.l3 = uint8_t(x.layout.l3_off);
+      y.l4 = uint8_t(x.layout.l4_off);
+      y.hdr = uint8_t(x.hdr);
+      std::memcpy(y.bytes, x.bytes + FlowTemplates::kMacs, x.hdr - FlowTemplates::kMacs);
+    }
+    t->flows = {};
   }
   return t;
 }
@@ -76,18 +93,51 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   // the flow was picked one frame ahead and its template prefetched (random flows: a miss each)
   const uint32_t f = next_flow_;
   next_flow_ = first_flow_ + picker_.next();
-  __builtin_prefetch(&t_->bytes[size_t(next_flow_) * FlowTemplates::kMax]);
-  const uint32_t hdr = t_->hdr[f], l3 = t_->l3[f], l4 = t_->l4[f];
-  const uint32_t len = std::max(size_.sample(rng_), hdr + kPacketIdBytes);
-  uint8_t* d = p->data;
-  const uint8_t* tpl = &t_->bytes[size_t(f) * FlowTemplates::kMax];
+  uint8_t* d = p->data();
+  uint32_t hdr, l3, l4;
+  bool ipv4, udp;
+  CarriedLayout& c = p->layout();
   // fixed-size copies (inline moves, no call); a record has room for kMax bytes
-  static_assert(FlowTemplates::kMax == 128);
-  if (hdr <= 64)
-    std::memcpy(d, tpl, 64);
-  else
-    std::memcpy(d, tpl, 128);
-  if (t_->ip_version[f] == 4) {
+  static_assert(FlowTemplates::kMax == 128 && FlowTemplates::kMax <= PacketPool::kHeaderBytes);
+  if (!t_->small.empty()) {
+    __builtin_prefetch(&t_->small[next_flow_]);
+    const FlowTemplates::Small& t = t_->small[f];
+    hdr = t.hdr, l3 = t.l3, l4 = t.l4;
+    ipv4 = t.ip_version == 4;
+    udp = t.l4_proto == 17;
+    // what the 128 B form writes: the headers, zeros to byte 64
+    std::memcpy(d, t_->macs, FlowTemplates::kMacs);
+    std::memcpy(d + FlowTemplates::kMacs, t.bytes, FlowTemplates::kSmallBytes);
+    store_be16(d + FlowTemplates::kMacs + FlowTemplates::kSmallBytes, 0);
+    // every field restore() hands back: a kOk, unfragmented IP parse (CarriedLayout::keep's)
+    c.status_ = ParseStatus::kOk;
+    c.fragment_ = false;
+    c.first_fragment_ = true;
+    c.ethertype_ = t.ip_version == 4 ? 0x0800 : 0x86DD;
+    c.vlans = t.vlans;
+    c.ip_version = t.ip_version;
+    c.l4_proto = t.l4_proto;
+    c.l3_off = t.l3;
+    c.l4_off = t.l4;
+    c.payload_off = t.hdr;
+    p->key_hash() = t.key_hash;  // valid while the parse is (SimBuffer::take_flow_hash)
+  } else {
+    const uint8_t* ahead = reinterpret_cast<const uint8_t*>(&t_->flows[next_flow_]);
+    __builtin_prefetch(ahead);
+    __builtin_prefetch(ahead + 64);
+    const FlowTemplates::Flow& t = t_->flows[f];
+    hdr = t.hdr, l3 = t.l3, l4 = t.l4;
+    ipv4 = t.ip_version == 4;
+    udp = t.l4_proto == 17;
+    if (hdr <= 64)
+      std::memcpy(d, t.bytes, 64);
+    else
+      std::memcpy(d, t.bytes, 128);
+    c = t.layout;  // ip_version 0 (none) if the template's could not be carried
+    p->key_hash() = t.key_hash;
+  }
+  const uint32_t len = std::max(size_.sample(rng_), hdr + kPacketIdBytes);
+  if (ipv4) {
     // the template's checksum, updated for the new total length (RFC 1624)
     const uint16_t old_total = load_be16(d + l3 + 2), total = uint16_t(len - l3);
     store_be16(d + l3 + 2, total);
@@ -95,16 +145,13 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   } else {
     store_be16(d + l3 + 4, uint16_t(len - l3 - 40));
   }
-  const bool udp = t_->l4_proto[f] == 17;
   if (udp) store_be16(d + l4 + 4, uint16_t(len - l4));
   p->len = len;
-  p->head = std::min(hdr, p->pool->bytes());
+  p->head = std::min(hdr, p->pool()->bytes());
   p->flow = (uint64_t(port_) << 32 | f) + 1;
-  p->layout = t_->layout[f];  // ip_version 0 (none) if the template's could not be carried
-  p->layout.ip_end = len;
-  if (p->head < p->layout.payload_off) p->layout.ip_version = 0;
-  p->key_hash = t_->key_hash[f];           // valid while the parse is (SimBuffer::take_flow_hash)
-  if (full_ && len <= p->pool->bytes()) {  // the payload and a valid L4 checksum
+  c.ip_end = len;
+  if (p->head < c.payload_off) c.ip_version = 0;
+  if (full_ && len <= p->pool()->bytes()) {  // the payload and a valid L4 checksum
     std::memset(d + hdr, uint8_t(f), len - hdr);
     std::memcpy(d + hdr, kPacketIdMagic.data(), 4);
     store_be64(d + hdr + 4, uint64_t(port_) << 48 | count_);
@@ -145,8 +192,8 @@ bool PcapFrames::next(Packet* p, Picos& trace_gap) {
   }
   const trace::TracePacket& r = t_->trace[i_];
   trace_gap = i_ ? from_nanos(r.ts - t_->trace[i_ - 1].ts) : -1;
-  p->head = std::min({r.len, r.wire_len, p->pool->bytes()});
-  std::memcpy(p->data, t_->trace.data(i_), p->head);
+  p->head = std::min({r.len, r.wire_len, p->pool()->bytes()});
+  std::memcpy(p->data(), t_->trace.data(i_), p->head);
   p->len = r.wire_len;
   p->flow = mix64(t_->flow[i_] ^ (uint64_t(port_) << 56 | 0xF10Dull)) | 1;
   ++i_;

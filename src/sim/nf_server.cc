@@ -41,7 +41,7 @@ Picos NfServer::pcie_time(const PcieCost& c) const {
 
 void NfServer::free_host(Packet* p) {
   if (nic_ && nic_->nic_holds(p)) nic_->host_freed(1);
-  p->pool->free(p);
+  p->pool()->free(p);
 }
 
 void NfServer::arrive(Packet* p, Picos at, uint16_t) {

@@ -16,7 +16,7 @@ class HostNic final : public NicProgram {
   HostNic() : hb_(park::HostMode::kHost) {}
   Packet* rx(Packet* p, uint16_t, PcieCost& cost) override {
     hb_.rx_host(p->len);
-    hb_.nf(park::nf_read_len(hb_.reads(), p->data, p->head));
+    hb_.nf(park::nf_read_len(hb_.reads(), p->data(), p->head));
     cost = {p->len, 1};
     return p;
   }
@@ -77,7 +77,7 @@ class SlicerNicProgram final : public NicProgram {
 // [sim] full_bytes) still gets the cut a NIC makes (max(header_segment, L2-L4)), not one at the
 // end of the bytes the simulator bothered to write; the headers it parses are always there.
 struct NicView : SimBuffer {
-  static uint32_t head_len(Handle p) { return std::min(p->len, p->cap() - p->headroom()); }
+  static uint32_t head_len(Handle p) { return std::min(p->len, p->reach()); }
 };
 static_assert(park::BufferOps<NicView>);
 

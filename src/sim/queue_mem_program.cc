@@ -87,7 +87,7 @@ void QueueMemProgram::ingress(Pass& pass, Packet* p) {
     p->user = 0;
     pass.enqueue(p, p->out_port, hq_);
   } else {
-    poll(pass);
+    poll_if_due(pass);
     to_nf_.clear();
     if (qm_.split(p, uint8_t(p->out_port), to_nf_, to_out_)) {
       for (size_t i = 0; i < to_nf_.size(); ++i) {
@@ -96,7 +96,7 @@ void QueueMemProgram::ingress(Pass& pass, Packet* p) {
       }
     } else {
       ++refused_dropped_;
-      p->pool->free(p);
+      p->pool()->free(p);
     }
     to_nf_.clear();
     flush_out(pass);
@@ -137,7 +137,7 @@ void QueueMemProgram::tail_dropped(Packet* p) {
   if (p->user == SwitchQueueStore::kHeld)
     qm_.store().tail_dropped(p);
   else
-    p->pool->free(p);
+    p->pool()->free(p);
 }
 
 void QueueMemProgram::drain() {

@@ -72,6 +72,11 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   const SwitchQueueStore& store() const { return const_cast<QM&>(qm_).store(); }
   void on_event(uint64_t arg) override;
   void poll(Pass& pass);
+  // The packet passes' poll: only when poll_every_ has passed since the last one (inline: a
+  // traffic packet's ingress pays one compare, not a call).
+  void poll_if_due(Pass& pass) {
+    if (last_poll_ < 0 || sw_.engine().now() - last_poll_ >= poll_every_) poll(pass);
+  }
   void flush_out(Pass& pass, Packet* except = nullptr);
   void arm();
 

@@ -95,7 +95,7 @@ bool run_sim(const SimRunConfig& cfg, RunReport& r, std::string& err, const Prog
   if (!cfg.out_pcap.empty()) {
     if (!out.open(cfg.out_pcap)) return err = "--out-pcap: " + out.error(), false;
     t.collector->set_tap([&out](const Packet& p, Picos at) {
-      out.write(to_nanos(at), p.data, std::min(p.head, p.len), p.len);
+      out.write(to_nanos(at), p.data(), std::min(p.head, p.len), p.len);
     });
   }
   r = RunReport{};

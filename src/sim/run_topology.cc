@@ -70,7 +70,12 @@ bool RunTopology::build(const SimRunConfig& cfg, std::string& err) {
     if (hq < swc.queues) swc.priority[hq] = 7;
   }
   if (std::string e = swc.validate(); !e.empty()) return err = "[switch] " + e, false;
-  pool = std::make_unique<PacketPool>(cfg.full_bytes ? kFullRecordBytes : cfg.record_bytes);
+  // synthetic frames without full bytes write only their headers (FlowTemplates::kMax at most):
+  // their records need no more room than a header packet's
+  const bool headers_only = !cfg.full_bytes && tc.pcap.empty();
+  pool =
+      std::make_unique<PacketPool>(cfg.full_bytes ? kFullRecordBytes : cfg.record_bytes,
+                                   uint64_t(1) << 24, headers_only ? PacketPool::kHeaderBytes : 0);
   sw = std::make_unique<Switch>(engine, swc);
   sw->set_window(cfg.warmup, cfg.duration);
   if (!build_program(cfg, err)) return false;

@@ -169,14 +169,14 @@ void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
 }
 
 Packet* Switch::mirror_copy(const Packet* p, uint32_t max_len) {
-  Packet* c = p->pool->alloc();
+  Packet* c = p->pool()->alloc();
   if (!c) {
     ++ctr_.mirror_no_buffer;
     return nullptr;
   }
   c->len = std::min(p->len, max_len);
   c->head = std::min(p->head, c->len);
-  std::memcpy(c->data, p->data, c->head);
+  std::memcpy(c->data(), p->data(), c->head);
   c->seq = p->seq;
   c->flow = p->flow;
   c->t_in = p->t_in;

@@ -91,7 +91,7 @@ class SwitchProgram {
   virtual uint64_t held() const { return 0; }  // records it holds right now
   // The buffer tail-dropped p (the switch counted it): the program frees it, or keeps it when it
   // still owns it (QUEUE-MEM's payloads: its batch knows them).
-  virtual void tail_dropped(Packet* p) { p->pool->free(p); }
+  virtual void tail_dropped(Packet* p) { p->pool()->free(p); }
 };
 
 }  // namespace nfpark::sim

@@ -66,8 +66,8 @@ class SwitchQueueStore {
     if (l.hdr) --stored_;
     if (l.pkt && l.pkt->user != kHeld) {  // tail-dropped (counted by the switch) or leaked
       --payloads_;
-      l.pkt->pool->free(l.pkt);
-      if (l.hdr) l.hdr->pool->free(l.hdr);
+      l.pkt->pool()->free(l.pkt);
+      if (l.hdr) l.hdr->pool()->free(l.hdr);
       return;
     }
     pending(q)[q_[q].end++] = l;

@@ -45,12 +45,12 @@ struct StoreProgram : SwitchProgram {
     if (p->queue == kHeaderQueue) {
       back[p->seq] = true;
       on_header_egress(pass, p);
-      p->pool->free(p);
+      p->pool()->free(p);
       return false;
     }
     if (!back[p->seq]) {
       ++leaked;
-      p->pool->free(p);
+      p->pool()->free(p);
       return false;
     }
     ++merged;
@@ -137,7 +137,7 @@ struct DelayNf final : PortPeer {
   void arrive(Packet* p, Picos at, uint16_t) override {
     if (drop_every && ++seen % drop_every == 0) {
       ++dropped;
-      p->pool->free(p);
+      p->pool()->free(p);
       return;
     }
     sw->arrive(p, at + delay, kNf);

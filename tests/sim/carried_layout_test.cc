@@ -40,7 +40,7 @@ void expect_same(const PacketLayout& a, const PacketLayout& b) {
 void expect_carries_its_parse(Packet* p) {
   PacketLayout carried;
   ASSERT_TRUE(SimBuffer::take_layout(p, carried));
-  expect_same(carried, parse_packet(p->data, p->head));
+  expect_same(carried, parse_packet(p->data(), p->head));
   PacketLayout again;
   EXPECT_FALSE(SimBuffer::take_layout(p, again)) << "taken once: the taker may rewrite bytes";
 }
@@ -85,7 +85,7 @@ void expect_carries_its_flow_hash(Packet* p) {
   uint64_t h = 0;
   ASSERT_TRUE(SimBuffer::take_flow_hash(p, h));
   FlowKey k;
-  ASSERT_TRUE(extract_flow_key(p->data, parse_packet(p->data, p->head), k));
+  ASSERT_TRUE(extract_flow_key(p->data(), parse_packet(p->data(), p->head), k));
   EXPECT_EQ(h, k.hash());
   EXPECT_FALSE(SimBuffer::take_flow_hash(p, h)) << "taken once";
 }
@@ -175,12 +175,12 @@ TEST(CarriedFlowHash, QueueMemSplitsAlikeWithAndWithoutIt) {
         Packet* p = pool.alloc();
         Picos gap;
         ASSERT_TRUE(src.next(p, gap));
-        if (!carried) p->key_hash = 0;
+        if (!carried) p->key_hash() = 0;
         to_nf.clear();
         ASSERT_TRUE(qm.split(p, uint8_t(n % 2), to_nf, to_out));
-        EXPECT_EQ(p->key_hash, 0u) << "the split took it";
+        EXPECT_EQ(p->key_hash(), 0u) << "the split took it";
         for (size_t k = 0; k < to_nf.size(); ++k) {
-          sent[carried].emplace_back(to_nf[k]->data, to_nf[k]->data + to_nf[k]->head);
+          sent[carried].emplace_back(to_nf[k]->data(), to_nf[k]->data() + to_nf[k]->head);
           qm.merge(to_nf[k], 0, to_out);
         }
       }
@@ -199,7 +199,7 @@ TEST(CarriedLayout, EveryChangeToTheBytesForgetsIt) {
   PacketPool pool;
   const auto f = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").tcp(1, 2).frame_size(600).build();
   Packet* p = pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
-  const PacketLayout L = parse_packet(p->data, p->head);
+  const PacketLayout L = parse_packet(p->data(), p->head);
   PacketLayout out;
   EXPECT_FALSE(SimBuffer::take_layout(p, out)) << "a new record carries nothing";
   SimBuffer::carry_layout(p, L);
@@ -221,7 +221,7 @@ TEST(CarriedLayout, EveryChangeToTheBytesForgetsIt) {
   // a layout that cannot be carried (not TCP/UDP) is not
   const auto icmp = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").icmp_echo(1, 1).build();
   Packet* q = pool.make(icmp.data(), uint32_t(icmp.size()), uint32_t(icmp.size()));
-  SimBuffer::carry_layout(q, parse_packet(q->data, q->head));
+  SimBuffer::carry_layout(q, parse_packet(q->data(), q->head));
   EXPECT_FALSE(SimBuffer::take_layout(q, out));
   pool.free(p);
   pool.free(q);
@@ -265,7 +265,7 @@ TEST(CarriedLayout, QueueMemsPacketsToTheNfCarryTheirParse) {
     for (const auto& f : fs) {
       Packet* p = pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
       // round 1: the source's parse carried in; otherwise split parses
-      if (round == 1) SimBuffer::carry_layout(p, parse_packet(p->data, p->head));
+      if (round == 1) SimBuffer::carry_layout(p, parse_packet(p->data(), p->head));
       ASSERT_TRUE(qm.split(p, uint8_t(round % 2), to_nf, to_out));
     }
   }
@@ -326,7 +326,7 @@ TEST(CarriedLayout, TheChainsSurvivorsCarryTheirParse) {
     for (int round = 0; round < 4; ++round)
       for (const auto& f : frames()) {
         Packet* p = pool.make(f.data(), uint32_t(f.size()), uint32_t(f.size()));
-        if (round % 2) SimBuffer::carry_layout(p, parse_packet(p->data, p->head));
+        if (round % 2) SimBuffer::carry_layout(p, parse_packet(p->data(), p->head));
         burst.push_back(p);
       }
     step.run(burst.data(), uint16_t(burst.size()), 1000, sink);

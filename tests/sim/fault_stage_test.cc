@@ -43,7 +43,7 @@ struct Outcome {
 Outcome run_all(const SimRunConfig& c) {
   Outcome o;
   o.r = run_tapped(c, [&](const Packet& p) {
-    o.out.emplace_back(p.seq, std::vector<uint8_t>(p.data, p.data + p.head));
+    o.out.emplace_back(p.seq, std::vector<uint8_t>(p.data(), p.data() + p.head));
   });
   return o;
 }

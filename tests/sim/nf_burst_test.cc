@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "nf/simple.h"
 #include "park/reframe_stage.h"
 #include "sim/sim_buffer.h"
 #include "sim_fixtures.h"
@@ -302,7 +303,7 @@ TEST(NfBurst, AChainThatReadsNoParseGetsViewsWithoutOne) {
       std::array<Packet*, 8> pkts;
       for (uint16_t i = 0; i < 8; ++i) {
         pkts[i] = make_packet(pool, 100 + i, i);
-        if (i % 2) SimBuffer::carry_layout(pkts[i], parse_packet(pkts[i]->data, pkts[i]->head));
+        if (i % 2) SimBuffer::carry_layout(pkts[i], parse_packet(pkts[i]->data(), pkts[i]->head));
       }
       struct Keep {
         std::vector<Packet*> out;
@@ -325,6 +326,82 @@ TEST(NfBurst, AChainThatReadsNoParseGetsViewsWithoutOne) {
       }
       EXPECT_EQ(pool.live(), 0u);
     }
+}
+
+// A chain none of whose NFs drops (Chain::may_drop() false: forward, macswap) takes the short
+// step on untagged packets: the sink gets the burst as it came, no tags, no notices, and
+// passed_whole() holds; its counts are those of the per-packet step. Mixed with an NF that
+// drops (OddDrop), the chain may drop: passed_whole() holds only for a burst nothing left.
+TEST(NfBurst, AChainThatCannotDropPassesItsBurstWhole) {
+  for (int kind = 0; kind < 3; ++kind) {  // forward,macswap / odd_drop,forward / same, no odd
+    SCOPED_TRACE(kind);
+    std::vector<Nanos> nows;
+    std::vector<size_t> sizes;
+    auto chain = std::make_unique<nf::Chain>();
+    if (kind > 0) {
+      auto odd = std::make_unique<OddDrop>();
+      odd->nows = &nows;
+      odd->sizes = &sizes;
+      chain->add(std::move(odd));
+    }
+    chain->add(std::make_unique<nf::Forward>());
+    if (kind == 0) chain->add(std::make_unique<nf::MacSwap>());
+    EXPECT_EQ(chain->may_drop(), kind > 0);
+    park::NfBurst<SimBuffer> step(std::move(chain), std::nullopt, true);
+    PacketPool pool{64};
+    std::array<Packet*, 32> pkts, in;
+    std::array<uint32_t, 32> lens;
+    uint64_t kept = 0, kept_bytes = 0;
+    for (uint16_t i = 0; i < 32; ++i) {
+      const uint32_t len = 100 + (kind == 2 ? 2 * i : i);  // kind 2: every length even
+      in[i] = pkts[i] = make_packet(pool, len, i);
+      lens[i] = len;
+      if (len % 2 == 0 || kind == 0) ++kept, kept_bytes += len;
+    }
+    struct Keep {
+      std::vector<Packet*> out;
+      uint32_t tags = 0, notices = 0;
+      void viewed(Packet*, bool) {}
+      void burst(Packet** p, const uint32_t* tag_at, const bool* notice, uint16_t n, Nanos) {
+        for (uint16_t i = 0; i < n; ++i) {
+          out.push_back(p[i]);
+          tags += tag_at[i] != 0;
+          notices += notice[i];
+        }
+      }
+    } sink;
+    const uint32_t rounds = kind == 1 ? 1 : 2;  // twice: the short step's verdicts stay kPass
+    for (uint32_t round = 0; round < rounds; ++round) {
+      if (round) {
+        for (Packet* p : sink.out) pool.free(p);
+        sink.out.clear();
+        for (uint16_t i = 0; i < 32; ++i) in[i] = pkts[i] = make_packet(pool, lens[i], i);
+      }
+      step.run(pkts.data(), 32, 1000, sink);
+      ASSERT_EQ(sink.out.size(), kept);
+      EXPECT_EQ(step.passed_whole(), kind != 1);
+      uint64_t out_bytes = 0;
+      for (size_t i = 0, j = 0; i < 32; ++i)
+        if (kind != 1 || lens[i] % 2 == 0) {
+          EXPECT_EQ(sink.out[j++], in[i]) << "in order";  // (dropped ones are freed)
+          out_bytes += lens[i];
+        }
+      EXPECT_EQ(out_bytes, kept_bytes);
+      EXPECT_EQ(sink.tags + sink.notices, 0u);
+    }
+    EXPECT_EQ(step.rx, 32u * rounds);
+    EXPECT_EQ(step.nf_drops, (32 - kept) * rounds);
+    EXPECT_EQ(step.endpoint().whole, 32u * rounds);
+    std::map<std::string, uint64_t> c;
+    step.chain().counters([&](std::string_view k, uint64_t v) { c[std::string(k)] = v; });
+    EXPECT_EQ(c["forward.packets"], kept * rounds);
+    EXPECT_EQ(c["forward.bytes"], kept_bytes * rounds);
+    if (kind == 0) {
+      EXPECT_EQ(c["macswap.packets"], 32u * rounds);
+    }
+    for (Packet* p : sink.out) pool.free(p);
+    EXPECT_EQ(pool.live(), 0u);
+  }
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ struct EarlyPeer final : PortPeer {  // takes frames ahead of their arrival (as 
   std::vector<testing::Arrival> got;
   void arrive(Packet* p, Picos at, uint16_t link) override {
     got.push_back({p->seq, at, link, p->len});
-    p->pool->free(p);
+    p->pool()->free(p);
   }
   bool takes_early() const override { return true; }
 };

@@ -33,6 +33,76 @@ TEST(PacketPool, GrowsReusesAndCountsLiveRecords) {
   pool.free(p);
 }
 
+// A record: a 64 B header, then the carried parse and hash, then the headroom, then the bytes
+// from a cache line on; every record finds its pool from its address (no pointer of its own).
+TEST(PacketPool, RecordsAreSmallAndFindTheirPoolFromTheirAddress) {
+  static_assert(sizeof(Packet) == 64);
+  PacketPool a(192), b(192, 1ull << 24, PacketPool::kHeaderBytes);
+  EXPECT_EQ(a.stride(), 320u) << "128 B in front of 192 bytes";
+  EXPECT_EQ(b.stride(), 256u) << "a headers-only source's records: 128 bytes";
+  std::vector<Packet*> v;
+  for (int i = 0; i < 20000; ++i) v.push_back(i % 2 ? a.alloc() : b.alloc());  // several chunks
+  for (size_t i = 0; i < v.size(); ++i) {
+    Packet* p = v[i];
+    EXPECT_EQ(p->pool(), i % 2 ? &a : &b);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p->data()) % 64, 0u) << "headers on a cache line";
+    EXPECT_EQ(p->data() - reinterpret_cast<uint8_t*>(p), int(Packet::kDataAt));
+    EXPECT_EQ(p->headroom(), PacketPool::kHeadroom);
+    EXPECT_EQ(p->tailroom(), (i % 2 ? a : b).stride() - Packet::kDataAt);
+    // the carried parse and hash lie between the header and the headroom
+    EXPECT_GE(reinterpret_cast<uint8_t*>(&p->layout()), reinterpret_cast<uint8_t*>(p) + 64);
+    EXPECT_LE(reinterpret_cast<uint8_t*>(&p->key_hash() + 1), p->buf());
+    std::memset(p->data() - PacketPool::kHeadroom, 0xEE, PacketPool::kHeadroom + 128);
+    EXPECT_EQ(p->layout().ip_version, 0) << "bytes written never reach the carried parse";
+    EXPECT_EQ(p->key_hash(), 0u);
+  }
+  EXPECT_EQ(a.live() + b.live(), 20000u);
+  for (Packet* p : v) PacketPool::release(p);
+  EXPECT_EQ(a.live() + b.live(), 0u);
+}
+
+// Header packets come from 128 B records when they fit and from records as large as the run's
+// otherwise; what a split may make is decided by the run's record size (the 96 B-header layout's
+// 224 B for 192 B records), whichever pool the original or the header comes from.
+TEST(SimBuffer, HeaderPacketsComeFromTheSmallestPoolTheyFitAndTheLimitIsTheRunsRecordSize) {
+  PacketPool pool(192, 1ull << 24, PacketPool::kHeaderBytes);
+  EXPECT_EQ(pool.limit(), 224u);
+  const auto f = testing::udp_frame(1000);
+  Packet* o = pool.make(f.data(), 1000, 1000);
+  EXPECT_EQ(o->head, 128u) << "a headers-only pool holds 128 bytes";
+  Packet* small = SimBuffer::make_header(o, 42, 24, 42, 0, nullptr);
+  ASSERT_NE(small, nullptr);
+  EXPECT_NE(small->pool(), &pool);
+  EXPECT_EQ(small->pool()->stride(), 256u);
+  Packet* big = SimBuffer::make_header(o, 42, 24, 42 + 10, 76, nullptr);  // 42 + 24 + 76 = 142
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->head, 142u);
+  EXPECT_GE(big->pool()->room(), 224u);
+  EXPECT_EQ(0, std::memcmp(big->data() + 66, f.data() + 52, 76));
+  // a header packet's own split follows the same rule (the 224 B limit, not its 128 B record)
+  Packet* again = SimBuffer::make_header(big, 42, 24, 42 + 24, 200, nullptr);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->head, 142u);
+  PacketPool full(192);
+  const auto g = testing::udp_frame(300);
+  Packet* q = full.make(g.data(), 300, 300);
+  EXPECT_EQ(q->head, 192u);
+  // a NIC's view of the record reaches as far as a 192 B record's buffer did, tag pushed or not
+  EXPECT_EQ(q->reach(), 224u);
+  ASSERT_NE(SimBuffer::open_gap(q, 42, 24), nullptr);
+  EXPECT_EQ(q->reach(), 248u);
+  SimBuffer::close_gap(q, 42, 24);
+  Packet* fits = SimBuffer::make_header(q, 42, 32, 42, 150, nullptr);  // 42 + 32 + 150 = 224
+  ASSERT_NE(fits, nullptr);
+  EXPECT_EQ(SimBuffer::make_header(q, 42, 33, 42, 150, nullptr), nullptr) << "225 > 224";
+  EXPECT_EQ(pool.live(), 4u) << "the companions' records count as the pool's";
+  EXPECT_EQ(full.live(), 2u);
+  for (Packet* p : {o, small, big, again}) SimBuffer::free(p);
+  for (Packet* p : {q, fits}) SimBuffer::free(p);
+  EXPECT_EQ(pool.live(), 0u);
+  EXPECT_EQ(full.live(), 0u);
+}
+
 TEST(SimBuffer, HeaderPacketGapRejoinAndTrim) {
   PacketPool pool(192);
   const auto f = testing::udp_frame(1000, 1234, 42);
@@ -49,31 +119,31 @@ TEST(SimBuffer, HeaderPacketGapRejoinAndTrim) {
   EXPECT_EQ(h->seq, 42u);
   EXPECT_EQ(h->flow, 9u);
   EXPECT_EQ(h->t_in, 777);
-  EXPECT_EQ(0, std::memcmp(h->data, f.data(), hdr));
+  EXPECT_EQ(0, std::memcmp(h->data(), f.data(), hdr));
   // a tail the record holds is copied
   Packet* h2 = SimBuffer::make_header(o, hdr, 8, 100, 50, nullptr);
   EXPECT_EQ(h2->head, hdr + 8 + 50);
-  EXPECT_EQ(0, std::memcmp(h2->data + hdr + 8, f.data() + 100, 50));
+  EXPECT_EQ(0, std::memcmp(h2->data() + hdr + 8, f.data() + 100, 50));
   SimBuffer::free(h2);
   // the NF rewrites a header byte and pushes 4 bytes (a VLAN tag): the merge takes them
   SimBuffer::trim(h, hdr);
   uint8_t* gap = SimBuffer::open_gap(h, 12, 4);
   ASSERT_NE(gap, nullptr);
   std::memset(gap, 0xAB, 4);
-  h->data[30] ^= 0xFF;
+  h->data()[30] ^= 0xFF;
   SimBuffer::Lent lent;
   ASSERT_EQ(SimBuffer::rejoin(o, hdr, lent, h, hdr + 4), park::Rejoin::kOk);
   EXPECT_EQ(o->len, 1004u);
   EXPECT_EQ(o->head, 196u);
-  EXPECT_EQ(o->data[12], 0xAB);
-  EXPECT_EQ(o->data[30], uint8_t(f[26] ^ 0xFF)) << "byte 26, 4 bytes later after the push";
-  EXPECT_EQ(0, std::memcmp(o->data + hdr + 4, f.data() + hdr, 192 - hdr)) << "payload untouched";
+  EXPECT_EQ(o->data()[12], 0xAB);
+  EXPECT_EQ(o->data()[30], uint8_t(f[26] ^ 0xFF)) << "byte 26, 4 bytes later after the push";
+  EXPECT_EQ(0, std::memcmp(o->data() + hdr + 4, f.data() + hdr, 192 - hdr)) << "payload untouched";
   // open_gap then close_gap is the identity
   uint8_t* g = SimBuffer::open_gap(o, hdr + 4, 24);
   ASSERT_NE(g, nullptr);
   SimBuffer::close_gap(o, hdr + 4, 24);
   EXPECT_EQ(o->len, 1004u);
-  EXPECT_EQ(o->data[12], 0xAB);
+  EXPECT_EQ(o->data()[12], 0xAB);
   SimBuffer::free(o);
   EXPECT_EQ(pool.live(), 0u);
 }

@@ -47,7 +47,7 @@ struct Outcome {
 Outcome run_all(const SimRunConfig& c) {
   Outcome o;
   o.r = run_tapped(c, [&](const Packet& p) {
-    o.bytes[p.seq].assign(p.data, p.data + p.head);
+    o.bytes[p.seq].assign(p.data(), p.data() + p.head);
     o.flows[p.flow].push_back(p.seq);
   });
   return o;

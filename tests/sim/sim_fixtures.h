@@ -29,7 +29,7 @@ struct RecordingPeer final : PortPeer {
   std::vector<Arrival> got;
   void arrive(Packet* p, Picos at, uint16_t link) override {
     got.push_back({p->seq, at, link, p->len});
-    p->pool->free(p);
+    p->pool()->free(p);
   }
 };
 

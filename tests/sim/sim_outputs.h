@@ -38,7 +38,7 @@ inline std::map<uint64_t, std::vector<uint8_t>> run_outputs(
     const SimRunConfig& c, const std::function<void(const Packet&)>& each = {}) {
   std::map<uint64_t, std::vector<uint8_t>> out;
   const RunReport r = run_tapped(c, [&](const Packet& p) {
-    out[p.seq].assign(p.data, p.data + p.head);
+    out[p.seq].assign(p.data(), p.data() + p.head);
     if (each) each(p);
   });
   EXPECT_TRUE(r.balanced && r.pools_full);
