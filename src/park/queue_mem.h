@@ -68,7 +68,7 @@ class QueueMem {
         codec_(TagFormat::kNfpark, c.key),
         st_(cfg_.ports, cfg_.queues, cfg_.slices, cfg_.batch, cfg_.header_array, B::null()),
         evidence_(std::max<Nanos>(1, cfg_.lost_after / 64)) {
-    due_.reserve(st_.slices());
+    due_.reserve(2 * size_t(st_.slices()));
   }
   QueueMem(const QueueMem&) = delete;
   QueueMem& operator=(const QueueMem&) = delete;
@@ -234,20 +234,29 @@ class QueueMem {
     evidence_.note(back_, now);
     lost_below_ = evidence_.seen_by(now - cfg_.lost_after);  // recoverable() for this poll
     // Each slice in turn: seal its open batch if due, then recover its head batches while the
-    // evidence says they are lost. Only the slices where that can do something are visited:
-    // every head batch sent at or after the oldest head's, none is recoverable unless that one
-    // is (seen_after grows with the send number); due open batches come first in opening order.
+    // evidence says they are lost. Only the slices where that can do something are visited, in
+    // slice order (what a visit of every slice does: a slice's work touches no other slice):
+    // those with an open batch due for sealing (a prefix of the open batches, in opening order)
+    // and, when recovering, those whose head is recoverable (heads among the batches sent
+    // below lost_below_, a prefix of the send order; the oldest head decides whether any is).
     const uint64_t oldest = st_.oldest_head_send();
     const bool recover = settled && oldest != UINT64_MAX && recoverable(oldest);
-    if (recover || clock_back_) {
+    if (clock_back_) {  // opening order is not time order any more: visit every slice
       for (uint32_t s = 0; s < st_.slices(); ++s) poll_slice(s, recover, to_out);
-    } else if (cfg_.seal_after > 0) {
+    } else if (recover || cfg_.seal_after > 0) {
       due_.clear();
-      for (uint32_t q = st_.first_open();
-           q != Store::kNone && now - st_.batch(q).opened >= cfg_.seal_after; q = st_.next_open(q))
-        due_.push_back(st_.batch(q).slice);
+      if (cfg_.seal_after > 0)
+        for (uint32_t q = st_.first_open();
+             q != Store::kNone && now - st_.batch(q).opened >= cfg_.seal_after;
+             q = st_.next_open(q))
+          due_.push_back(st_.batch(q).slice);
+      if (recover)
+        for (uint32_t q = st_.first_sent();
+             q != Store::kNone && recoverable(st_.batch(q).last_send); q = st_.next_sent(q))
+          if (st_.head(st_.batch(q).slice) == q) due_.push_back(st_.batch(q).slice);
       std::sort(due_.begin(), due_.end());  // the order a visit of every slice takes
-      for (uint32_t s : due_) poll_slice(s, false, to_out);
+      due_.erase(std::unique(due_.begin(), due_.end()), due_.end());
+      for (uint32_t s : due_) poll_slice(s, recover, to_out);
     }
     const uint64_t after = st_.oldest_head_send();
     evidence_.prune(after == UINT64_MAX ? sent_ : after);
@@ -468,7 +477,7 @@ class QueueMem {
   uint64_t sent_ = 0;        // packets queued so far (send numbers)
   uint64_t back_ = 0;        // highest send number whose header is back (loss evidence)
   uint32_t next_id_ = 1;
-  std::vector<uint32_t> due_;  // poll(): slices with an open batch due for sealing
+  std::vector<uint32_t> due_;  // poll(): slices with a batch due for sealing or recovery
   QueueMemCounters ctr_;
   S store_;
 };

@@ -25,10 +25,11 @@
 //  whole packet then queues behind others'), never the reverse.
 //  Time-driven work without scans. Open batches are also linked in the order they opened (their
 //  opening times never decrease), so the ones due for sealing are a prefix of that list; and
-//  the smallest last send number of the slices' head batches (what loss evidence is pruned to,
-//  and the first head a recovery would find) is cached: it only grows (a slice's later batch
-//  sent later; an empty slice's new batch is the newest), so it is recomputed only when the
-//  slice holding it changes its head.
+//  every live batch is linked in the order of its last send number (a packet joining a batch
+//  is the newest sent, so that batch moves to the end): a slice's head has its slice's smallest
+//  last send, so the list's first batch is the oldest head (what loss evidence is pruned to, and
+//  the first head a recovery would find), and the heads a recovery can release (last send below
+//  a bound) are among the batches of the list's prefix below that bound.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -73,6 +74,7 @@ class QueueMemStore {
     uint64_t seq = 0;        // creation order, all slices (for the flow summary)
     uint64_t last_send = 0;  // send number of its last packet (loss evidence)
     uint32_t open_prev = kNone, open_next = kNone;  // the open batches, by opening time
+    uint32_t send_prev = kNone, send_next = kNone;  // the live batches, by last_send
   };
   struct Slot {         // header-array entry
     uint64_t send = 0;  // send number: packets get increasing numbers as they go to the NF
@@ -139,7 +141,8 @@ class QueueMemStore {
       auto& fl = free_[s / slices_];
       const uint32_t q = fl.back();
       fl.pop_back();
-      batches_[q] = Batch{0, 0, kNone, s, false, now, now, ++batch_seq_, 0, kNone, kNone};
+      batches_[q] =
+          Batch{0, 0, kNone, s, false, now, now, ++batch_seq_, 0, kNone, kNone, kNone, kNone};
       if (sl.tail == kNone)
         sl.head = q;
       else
@@ -154,13 +157,9 @@ class QueueMemStore {
     entries_[size_t(q) * batch_ + bt.count++] = Entry{pkt, idx, id, bytes, hdr_len};
     bt.last_sent = now;
     bt.last_send = send;
-    if (sl.head == q && !oldest_dirty_) {  // a head's last send grew
-      if (oldest_slice_ == kNone) {        // the only head
-        oldest_slice_ = s;
-        oldest_ = send;
-      } else if (s == oldest_slice_) {  // the oldest one: another may be older now
-        oldest_dirty_ = true;
-      }  // else it stays above the oldest
+    if (send_tail_ != q) {  // the newest send: to the end of the send order
+      if (!opened) unlink_send(q);
+      link_send(q);
     }
     if (bt.count == batch_) close(q);
     flow_seq_[b] = std::max(flow_seq_[b], bt.seq);
@@ -192,7 +191,7 @@ class QueueMemStore {
     if (!batches_[q].closed) unlink_open(q);
     sl.head = batches_[q].next;
     if (sl.head == kNone) sl.tail = kNone;
-    if (s == oldest_slice_) oldest_dirty_ = true;
+    unlink_send(q);
     batches_[q] = Batch{};
     if (free_now) free_queue(q);
   }
@@ -207,21 +206,14 @@ class QueueMemStore {
   uint32_t first_open() const { return open_head_; }
   uint32_t next_open(uint32_t q) const { return batches_[q].open_next; }
   // The smallest last send number of the slices' head batches; UINT64_MAX when all are empty.
-  uint64_t oldest_head_send() {
-    if (oldest_dirty_) {
-      oldest_dirty_ = false;
-      oldest_ = UINT64_MAX;
-      oldest_slice_ = kNone;
-      for (uint32_t s = 0; s < slice_.size(); ++s) {
-        const uint32_t h = slice_[s].head;
-        if (h != kNone && batches_[h].last_send < oldest_) {
-          oldest_ = batches_[h].last_send;
-          oldest_slice_ = s;
-        }
-      }
-    }
-    return oldest_slice_ == kNone ? UINT64_MAX : oldest_;
+  // The smallest last send number of the slices' head batches (UINT64_MAX: none).
+  uint64_t oldest_head_send() const {
+    return send_head_ == kNone ? UINT64_MAX : batches_[send_head_].last_send;
   }
+  // The live batches in last-send order (first_sent(), then next_sent(q)): every head whose
+  // last send is below a bound is in the prefix of batches below it.
+  uint32_t first_sent() const { return send_head_; }
+  uint32_t next_sent(uint32_t q) const { return batches_[q].send_next; }
 
   Batch& batch(uint32_t q) { return batches_[q]; }
   const Batch& batch(uint32_t q) const { return batches_[q]; }
@@ -243,26 +235,42 @@ class QueueMemStore {
     batches_[q].closed = true;
     unlink_open(q);
   }
-  void link_open(uint32_t q) {
-    batches_[q].open_prev = open_tail_;
-    batches_[q].open_next = kNone;
-    if (open_tail_ == kNone)
-      open_head_ = q;
+  // The open order and the send order are two intrusive lists over batches_, each through its
+  // own pair of links.
+  template <uint32_t Batch::*Prev, uint32_t Batch::*Next>
+  void append(uint32_t& head, uint32_t& tail, uint32_t q) {
+    batches_[q].*Prev = tail;
+    batches_[q].*Next = kNone;
+    if (tail == kNone)
+      head = q;
     else
-      batches_[open_tail_].open_next = q;
-    open_tail_ = q;
+      batches_[tail].*Next = q;
+    tail = q;
+  }
+  template <uint32_t Batch::*Prev, uint32_t Batch::*Next>
+  void unlink(uint32_t& head, uint32_t& tail, uint32_t q) {
+    Batch& b = batches_[q];
+    if (b.*Prev == kNone)
+      head = b.*Next;
+    else
+      batches_[b.*Prev].*Next = b.*Next;
+    if (b.*Next == kNone)
+      tail = b.*Prev;
+    else
+      batches_[b.*Next].*Prev = b.*Prev;
+    b.*Prev = b.*Next = kNone;
+  }
+  void link_open(uint32_t q) {
+    append<&Batch::open_prev, &Batch::open_next>(open_head_, open_tail_, q);
+  }
+  void link_send(uint32_t q) {
+    append<&Batch::send_prev, &Batch::send_next>(send_head_, send_tail_, q);
   }
   void unlink_open(uint32_t q) {
-    Batch& b = batches_[q];
-    if (b.open_prev == kNone)
-      open_head_ = b.open_next;
-    else
-      batches_[b.open_prev].open_next = b.open_next;
-    if (b.open_next == kNone)
-      open_tail_ = b.open_prev;
-    else
-      batches_[b.open_next].open_prev = b.open_prev;
-    b.open_prev = b.open_next = kNone;
+    unlink<&Batch::open_prev, &Batch::open_next>(open_head_, open_tail_, q);
+  }
+  void unlink_send(uint32_t q) {
+    unlink<&Batch::send_prev, &Batch::send_next>(send_head_, send_tail_, q);
   }
 
   uint32_t queues_, slices_, batch_;
@@ -278,9 +286,7 @@ class QueueMemStore {
   uint32_t flow_mask_ = 0;
   uint64_t batch_seq_ = 0;
   uint32_t open_head_ = kNone, open_tail_ = kNone;  // open batches, by opening time
-  uint64_t oldest_ = UINT64_MAX;                    // see oldest_head_send()
-  uint32_t oldest_slice_ = kNone;
-  bool oldest_dirty_ = false;
+  uint32_t send_head_ = kNone, send_tail_ = kNone;  // live batches, by last send
 };
 
 }  // namespace nfpark::park
