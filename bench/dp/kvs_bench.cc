@@ -26,6 +26,7 @@
 #include "core/checksum.h"
 #include "dp/eal.h"
 #include "dp/kvs_engine.h"
+#include "dp/mbuf_pool.h"
 
 namespace nfpark::bench {
 namespace {
@@ -186,7 +187,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kvs_bench: %s\n", err.c_str());
     return 1;
   }
-  rte_mempool* req = rte_pktmbuf_pool_create("kb_req", 4096, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+  rte_mempool* req = dp::mbuf_pool_create("kb_req", 4096, 256, RTE_MBUF_DEFAULT_BUF_SIZE);
   std::printf("kvs_bench%s: one lcore, EAL --no-huge, ring port, %u keys, GETs in bursts of 32\n",
               quick ? " --quick" : "", bench::kKeys);
   std::vector<std::string> summary;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench_stats.h"
+#include "dp/mbuf_pool.h"
 #include "dp/port.h"
 
 using namespace nfpark;
@@ -46,13 +47,20 @@ struct Args {
 bool parse(int argc, char** argv, Args& a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--port") a.port = v;
-    else if (k == "--pcap") a.pcap = v;
-    else if (k == "--packets") a.packets = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--warm") a.warm = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--cpu") a.cpu = std::atoi(v.c_str());
-    else if (k == "--timeout") a.timeout_s = std::atof(v.c_str());
-    else return false;
+    if (k == "--port")
+      a.port = v;
+    else if (k == "--pcap")
+      a.pcap = v;
+    else if (k == "--packets")
+      a.packets = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--warm")
+      a.warm = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--cpu")
+      a.cpu = std::atoi(v.c_str());
+    else if (k == "--timeout")
+      a.timeout_s = std::atof(v.c_str());
+    else
+      return false;
   }
   return (argc % 2) == 1 && !a.port.empty() && !a.pcap.empty() && a.packets > 0;
 }
@@ -64,8 +72,7 @@ bool load_frames(const std::string& path, std::vector<std::vector<uint8_t>>& out
   if (!p) return std::fprintf(stderr, "peer_wire_bench: %s: %s\n", path.c_str(), err), false;
   pcap_pkthdr* h;
   const u_char* d;
-  while (out.size() < 4096 && pcap_next_ex(p, &h, &d) == 1)
-    out.emplace_back(d, d + h->caplen);
+  while (out.size() < 4096 && pcap_next_ex(p, &h, &d) == 1) out.emplace_back(d, d + h->caplen);
   pcap_close(p);
   if (out.empty()) std::fprintf(stderr, "peer_wire_bench: %s: no frames\n", path.c_str());
   return !out.empty();
@@ -83,8 +90,14 @@ int main(int argc, char** argv) {
   }
   std::vector<std::vector<uint8_t>> frames;
   if (!load_frames(a.pcap, frames)) return 2;
-  std::vector<std::string> args = {"peer_wire", "-m", "512", "--no-huge", "--no-pci",
-                                   "--no-shconf", "--no-telemetry", "--log-level=*:error",
+  std::vector<std::string> args = {"peer_wire",
+                                   "-m",
+                                   "512",
+                                   "--no-huge",
+                                   "--no-pci",
+                                   "--no-shconf",
+                                   "--no-telemetry",
+                                   "--log-level=*:error",
                                    "--lcores=0@" + std::to_string(a.cpu),
                                    "--file-prefix=peerwire" + std::to_string(getpid())};
   std::vector<char*> argvv;
@@ -93,7 +106,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "peer_wire_bench: EAL init failed\n");
     return 1;
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create("wire", 8191, 256, 0, 10240, 0);
+  rte_mempool* pool = dp::mbuf_pool_create("wire", 8191, 256, 10240);
   std::string err;
   dp::Port port;
   if (!pool || !dp::Port::open(a.port, pool, port, err)) {

@@ -86,7 +86,8 @@ def nfpark_cost(env_mpps: str | None) -> tuple[float, float, str]:
     if env_mpps:
         env["NFPARK_FASTCLICK_MPPS"] = env_mpps
     r = run_for([str(build_dir() / "nf_bench"), "--fastclick"], None, env=env, timeout=300)
-    got = dict(re.findall(r"^(firewall,lb,counter|lb,counter)\s+([0-9.]+) Mpps", r.stdout, re.M))
+    got = dict(re.findall(r"^(firewall,lb,counter|lb,counter)\s+([0-9.]+) Mpps", r.stdout,
+                          re.MULTILINE))
     if r.rc != 0 or len(got) != 2:
         raise PeerError(f"nf_bench --fastclick: rc {r.rc}: {r.stdout[-300:]}")
     return 1e3 / float(got["firewall,lb,counter"]), 1e3 / float(got["lb,counter"]), r.stdout

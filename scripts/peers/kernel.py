@@ -1,9 +1,12 @@
 """Peer `kernel`: the Linux kernel as a router (nftables firewall + masquerade) against nfpark's
-`firewall,nat` on af_packet, over the same veth pair, with the same source and the same frames.
+`firewall,nat` on af_packet and on af_xdp, over the same veth pair, with the same source and the
+same frames.
 
     source ns ──veth── router ns ──veth── sink ns
     peer_wire_bench      kernel: ip_forward, nft forward-chain ACL + postrouting masquerade
     (af_packet)          nfpark: run --chain firewall,nat --traffic af_packet(in)+af_packet(out)
+                                 or af_xdp(in)+af_xdp(out) (DPDK's net_af_xdp: an XDP program
+                                 on each veth hands every frame to nfpark's socket)
                                  (ip_forward off, no nft: the kernel drops what nfpark also sees)
 
 The ACL is the firewall's own default rule set (N generated rules, seed 1; peers_lib_bench
@@ -18,7 +21,9 @@ has a MAC no one owns; nfpark keeps the trace's MAC). What limits it: this is wa
 shared 2-core machine, so the load of other processes sets much of the rate (the load is
 printed); the kernel forwards in the softirq of the source's transmit, on the source's CPU,
 while nfpark polls on a CPU of its own (pinned to CPU 0, the source to CPU 1); af_packet costs
-nfpark a copy and a system call per burst each way. Needs root, ip, nft; skipped otherwise.
+nfpark a copy and a system call per burst each way; af_xdp a copy into its UMEM per frame
+(veth has no zero-copy mode) and a wake-up call per transmit burst. Needs root, ip, nft;
+skipped otherwise (the af_xdp row alone when DPDK's net_af_xdp cannot start).
 """
 
 from __future__ import annotations
@@ -149,11 +154,17 @@ def delivered_mpps(trace: Path, window_s: float) -> float:
         shutil.rmtree(f"/var/run/dpdk/peerwire{src.pid}", ignore_errors=True)
 
 
-def nfpark_mpps(trace: Path, cfg: Path, window_s: float) -> float:
+def traffic(pmd: str) -> str:
+    """nfpark's two ports on the router's veths: af_packet or af_xdp."""
+    if pmd == "af_xdp":
+        return f"vdev:net_af_xdp0,iface={IF_R0}+vdev:net_af_xdp1,iface={IF_R1}"
+    return (f"vdev:net_af_packet0,iface={IF_R0},framecnt={RING}"
+            f"+vdev:net_af_packet1,iface={IF_R1},framecnt={RING}")
+
+
+def nfpark_mpps(trace: Path, cfg: Path, window_s: float, pmd: str = "af_packet") -> float:
     cmd = ["ip", "netns", "exec", NS_R, "taskset", "-c", "0", str(nfpark_bin()), "run", str(cfg),
-           "--mode", "baseline", "--chain", "firewall,nat", "--traffic",
-           (f"vdev:net_af_packet0,iface={IF_R0},framecnt={RING}"
-            f"+vdev:net_af_packet1,iface={IF_R1},framecnt={RING}"),
+           "--mode", "baseline", "--chain", "firewall,nat", "--traffic", traffic(pmd),
            "--timeout", str(window_s + 150), "--json", "--no-progress"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -199,12 +210,13 @@ def run(report: Report, scratch: Path, quick: bool) -> None:
     cfg.write_text(f'[nf.firewall]\ngenerated_rules = {rules_n}\n\n'
                    f'[nf.nat]\nexternal = ["{EXT}"]\n')
     reps, window = (2, 2.0) if quick else (4, 4.0)
+    xdp_why: str | None = None  # why nfpark could not run on af_xdp here
     try:
         mac = setup()
         for size in [64] if quick else [64, 1500]:
             trace = with_mac(gen_trace(scratch / f"k{size}.pcap", 4096, 1000, 1, size),
                              scratch / f"k{size}_r.pcap", mac)
-            r = Ratio()
+            r, rx = Ratio(), Ratio()
             for _ in range(reps):
                 kernel_on(rules)
                 k = delivered_mpps(trace, window)
@@ -212,10 +224,24 @@ def run(report: Report, scratch: Path, quick: bool) -> None:
                 n = nfpark_mpps(trace, cfg, window)
                 # Ratio of costs (1/rate): peer time per packet over nfpark's.
                 r.add(1e3 / n if n > 0 else 0.0, 1e3 / k if k > 0 else 0.0)
+                x = 0.0
+                if xdp_why is None:
+                    try:
+                        x = nfpark_mpps(trace, cfg, window, "af_xdp")
+                        rx.add(1e3 / x if x > 0 else 0.0, 1e3 / k if k > 0 else 0.0)
+                    except PeerError as e:  # no net_af_xdp, no XDP on veth: that row only
+                        xdp_why = str(e)
                 print(f"  kernel nft+masquerade {k:.3f} Mpps, nfpark firewall,nat {n:.3f} Mpps "
-                      f"({size} B, {rules_n} rules, 1000 flows)", flush=True)
+                      f"on af_packet, {x:.3f} on af_xdp ({size} B, {rules_n} rules, 1000 flows)",
+                      flush=True)
             report.ratio("kernel", f"firewall{rules_n}+nat {size}B", r,
-                         f"delivered Mpps: kernel {1e3 / min(r.peer):.3f}, "
+                         f"af_packet; delivered Mpps: kernel {1e3 / min(r.peer):.3f}, "
                          f"nfpark {1e3 / min(r.nfpark):.3f}")
+            if xdp_why is None:
+                report.ratio("kernel", f"firewall{rules_n}+nat af_xdp {size}B", rx,
+                             f"delivered Mpps: kernel {1e3 / min(rx.peer):.3f}, "
+                             f"nfpark {1e3 / min(rx.nfpark):.3f}")
+        if xdp_why is not None:
+            report.skip("kernel", f"nfpark on af_xdp: {xdp_why}")
     finally:
         teardown()

@@ -13,6 +13,7 @@
 #include "core/bytes.h"
 #include "core/json.h"
 #include "dp/kvs_tap.h"
+#include "dp/mbuf_pool.h"
 
 namespace nfpark::dp {
 
@@ -31,10 +32,10 @@ bool KvsEngine::init(const KvsEngineConfig& cfg, std::string& err) {
   if (std::string e = cfg.server.check(); !e.empty()) return (err = e), false;
   static std::atomic<unsigned> instance{0};  // names are per process: tests make several
   const std::string tag = std::to_string(instance++);
-  pools_.frames = rte_pktmbuf_pool_create(("kvs_frames" + tag).c_str(), cfg.mbufs, 256, 0,
-                                          RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
-  pools_.ext = rte_pktmbuf_pool_create(("kvs_ext" + tag).c_str(), cfg.mbufs, 256, 0, 0,
-                                       int(rte_socket_id()));
+  // Spread over the cache's sets without hugepages, as every pool of a run (dp/mbuf_pool.h).
+  pools_.frames = mbuf_pool_create(("kvs_frames" + tag).c_str(), cfg.mbufs, 256,
+                                   RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
+  pools_.ext = mbuf_pool_create(("kvs_ext" + tag).c_str(), cfg.mbufs, 256, 0, int(rte_socket_id()));
   if (!pools_.frames || !pools_.ext)
     return (err = "kvs: cannot create mbuf pools (raise --mem-mb or lower --mbufs)"), false;
   uint8_t* region = nullptr;

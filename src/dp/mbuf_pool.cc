@@ -11,15 +11,16 @@ bool mbuf_pool_packed_ok() {
   return !rte_eal_has_hugepages() && rte_eal_iova_mode() == RTE_IOVA_VA;
 }
 
-rte_mempool* mbuf_pool_create(const char* name, uint32_t n, uint32_t cache, uint16_t data_room) {
-  if (!mbuf_pool_packed_ok()) return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, 0);
+rte_mempool* mbuf_pool_create(const char* name, uint32_t n, uint32_t cache, uint16_t data_room,
+                              int socket) {
+  if (!mbuf_pool_packed_ok()) return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket);
   // rte_pktmbuf_pool_create_by_ops (DPDK 22.11 lib/mbuf/rte_mbuf.c) with one flag more.
   rte_pktmbuf_pool_private priv{};
   priv.mbuf_data_room_size = data_room;
   priv.mbuf_priv_size = 0;
-  rte_mempool* mp =
-      rte_mempool_create_empty(name, n, unsigned(sizeof(rte_mbuf)) + data_room, cache,
-                               sizeof(rte_pktmbuf_pool_private), 0, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+  rte_mempool* mp = rte_mempool_create_empty(name, n, unsigned(sizeof(rte_mbuf)) + data_room, cache,
+                                             sizeof(rte_pktmbuf_pool_private), socket,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);
   if (!mp) return nullptr;
   int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
   if (rc == 0) {

@@ -1,7 +1,7 @@
 // Element:  mbuf_pool — a packet mbuf pool whose mbufs spread over the cache's sets when EAL runs
 //           without hugepages (`--no-huge`, every run and test in this lab).
-// Config:   name, mbufs, per-lcore cache (mbufs), data room (bytes, headroom included); as
-//           rte_pktmbuf_pool_create, no private area, the best mempool ops, socket 0.
+// Config:   name, mbufs, per-lcore cache (mbufs), data room (bytes, headroom included), NUMA
+//           socket (default 0); as rte_pktmbuf_pool_create, no private area, the best ops.
 // Counters: none.
 // Paper:    none (DPDK's mempool, packed differently).
 //
@@ -23,9 +23,10 @@
 
 namespace nfpark::dp {
 
-// rte_pktmbuf_pool_create(name, n, cache, 0, data_room, 0), packed as above when
+// rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket), packed as above when
 // packed_ok(). nullptr (rte_errno set) on failure.
-rte_mempool* mbuf_pool_create(const char* name, uint32_t n, uint32_t cache, uint16_t data_room);
+rte_mempool* mbuf_pool_create(const char* name, uint32_t n, uint32_t cache, uint16_t data_room,
+                              int socket = 0);
 
 // EAL runs without hugepages with IOVA as VA: mbuf_pool_create packs its objects.
 bool mbuf_pool_packed_ok();

@@ -59,12 +59,6 @@ bool FirewallConfig::parse(const toml::table& t, FirewallConfig& out, std::strin
   return true;
 }
 
-bool Firewall::decide(const FlowKey& k, bool& matched) const {
-  const uint32_t r = classifier_.classify(acl_key(k));
-  matched = r != AclClassifier::kNoMatch;
-  return matched ? deny_[r] != 0 : default_action_ == AclAction::kDeny;
-}
-
 void Firewall::account(Verdict& v, bool deny, bool matched) {
   ++rx_;
   defaulted_ += !matched;
@@ -77,6 +71,12 @@ void Firewall::account(Verdict& v, bool deny, bool matched) {
 }
 
 void Firewall::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos) {
+  // Not finding runs for itself: every kProbeEvery bursts it asks for them again (saw_runs).
+  if (!use_runs_ && ++bursts_without_runs_ >= kProbeEvery) use_runs_ = true;
+  classify_packets(pkts, verdicts);
+}
+
+void Firewall::classify_packets(std::span<PacketView> pkts, std::span<Verdict> verdicts) {
   // The burst's keys are classified together (AclClassifier::classify_burst: staged, no
   // per-key branch, when the trees are shallow), then each packet gets its verdict.
   constexpr size_t kChunk = AclClassifier::kBurst;
@@ -106,20 +106,44 @@ void Firewall::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, 
 }
 
 void Firewall::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
-                            const FlowRuns& runs, Nanos now) {
+                            const FlowRuns& runs, Nanos) {
+  // One key per shared run with a live packet, classified together (classify_burst), then each
+  // verdict given to its run's live packets; solo runs take the per-packet path.
+  FlowKey keys[kBurst];
+  uint32_t rule[kBurst];
+  uint8_t run_of[kBurst];
+  size_t m = 0, live = 0;
   for (size_t r = 0; r < runs.count; ++r) {
+    const size_t b = runs.begin(r), e = runs.end(r);
     if (runs.solo[r]) {
-      const size_t b = runs.begin(r), n = runs.end(r) - b;
-      process(pkts.subspan(b, n), verdicts.subspan(b, n), now);
+      classify_packets(pkts.subspan(b, e - b), verdicts.subspan(b, e - b));
       continue;
     }
-    bool matched = true, deny = false, decided = false;
-    for (size_t i = runs.begin(r); i < runs.end(r); ++i) {
-      if (verdicts[i] != Verdict::kPass) continue;
-      if (!decided) deny = decide(runs.keys[r], matched), decided = true;
-      account(verdicts[i], deny, matched);
-    }
+    size_t n = 0;
+    for (size_t i = b; i < e; ++i) n += verdicts[i] == Verdict::kPass;
+    if (n == 0) continue;
+    live += n;
+    keys[m] = acl_key(runs.keys[r]);
+    run_of[m++] = uint8_t(r);
   }
+  classifier_.classify_burst(std::span<const FlowKey>(keys, m), rule);
+  for (size_t j = 0; j < m; ++j) {
+    const bool matched = rule[j] != AclClassifier::kNoMatch;
+    const bool deny = matched ? deny_[rule[j]] != 0 : default_action_ == AclAction::kDeny;
+    for (size_t i = runs.begin(run_of[j]); i < runs.end(run_of[j]); ++i)
+      if (verdicts[i] == Verdict::kPass) account(verdicts[i], deny, matched);
+  }
+  saw_runs(live, m);
+}
+
+void Firewall::saw_runs(size_t live, size_t runs) {
+  window_live_ += uint32_t(live);
+  window_runs_ += uint32_t(runs);
+  if (window_live_ < kWindow) return;
+  // Runs worth finding: at least 1.5 live packets a run on average over the window.
+  use_runs_ = 2 * uint64_t(window_live_) >= 3 * uint64_t(window_runs_);
+  window_live_ = window_runs_ = 0;
+  bursts_without_runs_ = 0;
 }
 
 void Firewall::export_state(std::vector<uint8_t>& out) const {

@@ -10,7 +10,14 @@
 //           was 80–330 before the SIMD leaves); nf_bench --quick: ~31 ns/pkt over forward incl.
 //           key extraction at 1000 rules.
 // Bursts:   process() classifies the burst's keys together (AclClassifier::classify_burst).
-// Runs:     one classification per run of a flow (run_burst.h), its verdict given to the run.
+// Runs:     one classification per run of a flow (run_burst.h), the runs' keys classified
+//           together (classify_burst), each verdict given to its run. Self-bypass: the firewall
+//           finds runs for itself (finds_runs()) only while the runs it saw averaged at least
+//           kRunsWorth (1.5) live packets; below that the chain's run detection (key compare,
+//           hash per run) costs more than the classifications it saves, so bursts go through
+//           process() and every kProbeEvery (128) such bursts the firewall asks for runs again
+//           to measure them. Either path gives the same verdicts and counters (the firewall
+//           keeps no per-flow state), so the switch changes cost only.
 // Refs:     Qi et al., HyperSplit (INFOCOM 2009); Vamanan et al., EffiCuts (SIGCOMM 2010).
 //
 // Theory of operation. Rules come from `rules_file` (format in acl_rule.h and docs/nfs.md) or,
@@ -42,6 +49,8 @@ struct FirewallConfig {
 
 class Firewall final : public Nf {
  public:
+  static constexpr uint32_t kProbeEvery = 128;  // bursts through process() between probes
+  static constexpr uint32_t kWindow = 128;      // live packets in shared runs per decision
   static std::unique_ptr<Firewall> create(const FirewallConfig& cfg, std::string& error);
   // With explicit rules (tests, benches).
   Firewall(std::vector<AclRule> rules, AclAction default_action, uint32_t leaf_size = 16);
@@ -50,6 +59,8 @@ class Firewall final : public Nf {
   void process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts, const FlowRuns& runs,
                     Nanos now) override;
   bool run_aware() const override { return true; }
+  // Runs pay for themselves from ~1.5 packets a run (see "Runs" above; nf_bench --runs).
+  bool finds_runs() const override { return use_runs_; }
   bool rewrites_flow_key() const override { return false; }
   void counters(const CounterSink& sink) const override;
   void export_state(std::vector<uint8_t>& out) const override;
@@ -57,15 +68,21 @@ class Firewall final : public Nf {
   const std::vector<AclRule>& rules() const { return rules_; }
 
  private:
-  // What the rules say for a packet of key `k`: deny? `matched` is false for the default action.
-  bool decide(const FlowKey& k, bool& matched) const;
   void account(Verdict& v, bool deny, bool matched);
+  // process() without the self-bypass's bookkeeping (also what a solo run gets).
+  void classify_packets(std::span<PacketView> pkts, std::span<Verdict> verdicts);
+  // The self-bypass: `live` packets in `runs` shared runs seen by process_runs().
+  void saw_runs(size_t live, size_t runs);
 
   std::vector<AclRule> rules_;
   std::vector<uint8_t> deny_;  // per rule: 1 = deny
   AclClassifier classifier_;
   AclAction default_action_;
   uint64_t rx_ = 0, allowed_ = 0, denied_ = 0, defaulted_ = 0, no_l3_ = 0;
+  bool use_runs_ = true;      // finds_runs(): the chain finds runs for the firewall
+  uint32_t window_live_ = 0;  // live packets in shared runs since the last decision
+  uint32_t window_runs_ = 0;  // shared runs with a live packet since then
+  uint32_t bursts_without_runs_ = 0;
 };
 
 }  // namespace nfpark::nf

@@ -1,6 +1,7 @@
 // The dp tests' DPDK set-up, done once per process whichever suite runs first: EAL without
-// hugepages, the mbuf dynamic fields, and MbufOps' three pools (1024 mbufs each). Every suite in
-// dp_test calls it from SetUpTestSuite (running the binary whole initialises EAL only once).
+// hugepages, the mbuf dynamic fields, and MbufOps' three pools (1024 mbufs each, packed as a
+// run's). Every suite in dp_test calls it from SetUpTestSuite (running the binary whole
+// initialises EAL only once).
 // Also the helpers the suites share: a frame's bytes, and an NF's VLAN push.
 #pragma once
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 
 #include "dp/eal.h"
 #include "dp/mbuf_ops.h"
+#include "dp/mbuf_pool.h"
 
 namespace nfpark::dp::fixture {
 
@@ -23,10 +25,10 @@ inline void setup_mbuf_env() {
   o.mem_mb = 256;
   ASSERT_TRUE(eal_init(o, err)) << err;
   ASSERT_TRUE(MbufMeta::register_meta());
-  MbufOps::pools.packets =
-      rte_pktmbuf_pool_create("t_pkts", 1024, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-  MbufOps::pools.headers = rte_pktmbuf_pool_create("t_hdrs", 1024, 0, 0, 384, 0);
-  MbufOps::pools.indirect = rte_pktmbuf_pool_create("t_ind", 1024, 0, 0, 0, 0);
+  // nfpark's pools as a run makes them (dp/pools.h): packed without hugepages (mbuf_pool.h).
+  MbufOps::pools.packets = mbuf_pool_create("t_pkts", 1024, 0, RTE_MBUF_DEFAULT_BUF_SIZE);
+  MbufOps::pools.headers = mbuf_pool_create("t_hdrs", 1024, 0, 384);
+  MbufOps::pools.indirect = mbuf_pool_create("t_ind", 1024, 0, 0);
   ASSERT_NE(MbufOps::pools.packets, nullptr);
   ASSERT_NE(MbufOps::pools.headers, nullptr);
   ASSERT_NE(MbufOps::pools.indirect, nullptr);

@@ -57,6 +57,9 @@ class RandomTrace {
     return out;
   }
 
+  // The mean run length from the next burst on (a trace whose locality changes).
+  void set_slf(double slf) { slf_ = slf; }
+
   // What the chain let through: replies to some of it come later.
   void emitted(const Frame& f) {
     if (emitted_.size() < 256)

@@ -128,7 +128,9 @@ std::map<std::string, uint64_t> counters_of(const Chain& c) {
 }
 
 // Feeds `bursts` random bursts to a run-aware and a per-packet chain; true when all agree.
-void expect_same(const std::string& spec, uint64_t seed, double slf, size_t bursts) {
+// `slf_at(b)`, when given, sets the trace's SLF before burst b (locality that changes).
+void expect_same(const std::string& spec, uint64_t seed, double slf, size_t bursts,
+                 const std::function<double(size_t)>& slf_at = {}) {
   SCOPED_TRACE(spec + " seed " + std::to_string(seed) + " slf " + std::to_string(slf));
   auto runs = make_chain(spec, true), packets = make_chain(spec, false);
   // Run-aware with Reframer's flow ids as hints (RunHints: FlowKeyHash64 of each key, 1 for 0,
@@ -138,6 +140,7 @@ void expect_same(const std::string& spec, uint64_t seed, double slf, size_t burs
   std::mt19937_64 clock_rng(seed);
   Nanos now = 1'000'000;
   for (size_t b = 0; b < bursts; ++b) {
+    if (slf_at) trace.set_slf(slf_at(b));
     std::vector<TraceFrame> in = trace.burst();
     std::vector<TraceFrame> out = in, hin = in;
     std::vector<PacketView> va(in.size()), vb(in.size()), vh(in.size());
@@ -198,6 +201,50 @@ INSTANTIATE_TEST_SUITE_P(
         if (c == ',' || c == '-') c = '_';
       return s;
     });
+
+// The firewall's self-bypass (firewall.h, "Runs"): it stops finding runs for itself on a trace
+// without runs and finds them again once runs come back; either way the chain gives what
+// per-packet processing gives, across every switch (SLF 1 and 8 alternating every 300 bursts,
+// so each phase outlasts a probe period).
+TEST(FirewallSelfBypass, SameAsPerPacketWhileLocalityChanges) {
+  const auto phases = [](size_t b) { return (b / 300) % 2 ? 8.0 : 1.0; };
+  for (const char* spec : {"firewall", "firewall,router", "router,firewall,counter"})
+    for (uint64_t seed = 1; seed <= 3; ++seed) expect_same(spec, seed, 1.0, 1200, phases);
+}
+
+TEST(FirewallSelfBypass, StopsFindingRunsWithoutRunsAndResumesWithThem) {
+  auto chain = make_chain("firewall", true);
+  const Nf& fw = chain->at(0);
+  std::vector<Frame> frames;  // 64 flows; a burst of 32 takes SLF consecutive packets a flow
+  for (uint32_t f = 0; f < 64; ++f)
+    frames.push_back(PacketBuilder()
+                         .ipv4("10.1." + std::to_string(f) + ".1", "192.0.2.1")
+                         .udp(uint16_t(1000 + f), 53)
+                         .payload_size(64)
+                         .build());
+  const auto feed = [&](uint32_t slf, size_t bursts) {
+    for (size_t b = 0; b < bursts; ++b) {
+      std::vector<Frame> in;
+      for (uint32_t i = 0; i < kBurst; ++i) in.push_back(frames[(b * kBurst + i) / slf % 64]);
+      std::vector<PacketView> v;
+      for (auto& fr : in) v.push_back(view_of(fr, uint32_t(fr.size()), uint32_t(fr.size())));
+      std::vector<Verdict> d(in.size(), Verdict::kPass);
+      chain->process(v, d, 1'000'000);
+    }
+  };
+  EXPECT_TRUE(fw.finds_runs());
+  feed(1, 8);  // 256 packets, every one a run of its own
+  EXPECT_FALSE(fw.finds_runs()) << "runs of one packet: the firewall should classify the burst";
+  feed(8, 4);  // between probes: nothing measured, still bypassing
+  EXPECT_FALSE(fw.finds_runs());
+  feed(8, Firewall::kProbeEvery + 8);  // a probe measures runs of 8
+  EXPECT_TRUE(fw.finds_runs()) << "runs of 8 packets: the firewall should find runs";
+  feed(2, 16);  // runs of 2 are still worth it
+  EXPECT_TRUE(fw.finds_runs());
+  std::map<std::string, uint64_t> c = counters_of(*chain);
+  EXPECT_EQ(c["firewall.rx"], (8 + 4 + Firewall::kProbeEvery + 8 + 16) * kBurst);
+  EXPECT_EQ(c["firewall.allowed"], c["firewall.rx"]);
+}
 
 }  // namespace
 }  // namespace nfpark::nf::testing
