@@ -45,6 +45,9 @@ class NfServer {
   // read them from its port; returns the survivors and drop notices, in order (valid until the
   // next call). The caller counts what crossed (the link's port counters).
   const std::vector<rte_mbuf*>& hand(rte_mbuf** pkts, uint16_t n, Nanos now);
+  // hand() returned exactly the packets it was given, in order and as long as they came
+  // (park::NfBurst::passed_whole()): the caller's counts of them hold for what came back.
+  bool handed_whole() const { return step_->passed_whole(); }
   // What an empty poll does with the clock: the mode's timers run on it (SwitchMode::poll).
   void tick(Nanos now) {
     step_->clock(static_cast<rte_mbuf* const*>(nullptr), 0, now,

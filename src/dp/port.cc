@@ -302,15 +302,9 @@ bool Port::gone() {
   return was_up_ && !up;
 }
 
-void Port::tx(rte_mbuf* const* pkts, uint16_t n) {
-  // One pass: the bytes, and whether every frame fits (the common case: no second pass).
-  uint64_t bytes = 0;
-  uint32_t longest = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    bytes += pkts[i]->pkt_len;
-    longest = std::max(longest, pkts[i]->pkt_len);
-  }
-  if (longest > max_frame_) {
+void Port::tx(rte_mbuf* const* pkts, uint16_t n, const BurstLen& len) {
+  uint64_t bytes = len.bytes;  // the common case: every frame fits, no pass here
+  if (len.longest > max_frame_) {
     drop_too_long(pkts, n);
     pkts = fit_.data();
     n = uint16_t(fit_.size());

@@ -39,6 +39,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -50,6 +51,13 @@ namespace nfpark::dp {
 
 constexpr uint16_t kBurst = 32;
 constexpr uint32_t kMemifMaxFrame = 256 * 1024;
+
+// A burst's lengths, measured once (Port::measure, Port::count_rx) and carried to the stages
+// after it while nothing between can change a length (dp/switch_loop.h, "Counting once").
+struct BurstLen {
+  uint64_t bytes = 0;    // sum of pkt_len
+  uint32_t longest = 0;  // largest pkt_len
+};
 
 // Header/data split on receive (nicmem): the first `hdr_len` bytes land in a buffer from
 // `hdr_pool`, the rest in one from `data_pool`, in hardware, where the port offers
@@ -102,7 +110,18 @@ class Port {
   }
   // Sends all `n` packets now or later, in order; never drops one it can carry (frames above
   // max_frame() are freed and counted in too_long).
-  void tx(rte_mbuf* const* pkts, uint16_t n);
+  void tx(rte_mbuf* const* pkts, uint16_t n) { tx(pkts, n, measure(pkts, n)); }
+  // The same with the burst's lengths known (`len` must be measure(pkts, n)): no pass over it.
+  void tx(rte_mbuf* const* pkts, uint16_t n, const BurstLen& len);
+  // The bytes and the longest frame of pkts[0, n), in one pass.
+  static BurstLen measure(rte_mbuf* const* pkts, uint16_t n) {
+    BurstLen l;
+    for (uint16_t i = 0; i < n; ++i) {
+      l.bytes += pkts[i]->pkt_len;
+      l.longest = std::max(l.longest, pkts[i]->pkt_len);
+    }
+    return l;
+  }
   // The longest frame this port carries (UINT32_MAX: no limit).
   uint32_t max_frame() const { return max_frame_; }
   void set_max_frame(uint32_t n) { max_frame_ = n; }
@@ -128,9 +147,12 @@ class Port {
   // Frames a gated port took after its peer went away (freed, still counted in tx_packets: the
   // peer never got them; they never reach the peer that connects next).
   uint64_t peer_gone = 0;
-  void count_rx(rte_mbuf* const* pkts, uint16_t n) {
+  // Counts a burst received; returns its lengths, for the stages after (BurstLen).
+  BurstLen count_rx(rte_mbuf* const* pkts, uint16_t n) {
+    const BurstLen l = measure(pkts, n);
     rx_packets += n;
-    for (uint16_t i = 0; i < n; ++i) rx_bytes += pkts[i]->pkt_len;
+    rx_bytes += l.bytes;
+    return l;
   }
 
  private:

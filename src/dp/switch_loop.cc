@@ -157,7 +157,8 @@ run::End SwitchLoop::run() {
   return end;
 }
 
-void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k) {
+void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k, const BurstLen* len,
+                              int from) {
   if (!n) return;
   std::copy(pkts, pkts + n, b_);
   if (external_nf_)
@@ -169,6 +170,12 @@ void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k) {
   }
   const uint64_t drops = mode_.drops();
   to_out_.clear();
+  if (len && mode_.passes_whole()) {  // to_out_ is the burst as it came: its lengths carry on
+    mode_.from_nf_len(b_, n, uint8_t(k), *len, to_out_);
+    sdrops_[k].refused += mode_.drops() - drops;
+    traffic_.send(to_out_, len, from);
+    return;
+  }
   mode_.from_nf(b_, n, uint8_t(k), to_out_);
   sdrops_[k].refused += mode_.drops() - drops;
   traffic_.send(to_out_);
@@ -236,21 +243,21 @@ uint64_t SwitchLoop::finish(rte_ring* wire_in) {
 
 // Direct NF link: the burst to NF server k crosses the link, goes through the server and what
 // it sends back crosses again, counted on both ends as the ring ports would count it.
-void SwitchLoop::hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now) {
+void SwitchLoop::hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now, const BurstLen* len,
+                          int from) {
   Port &sw = sw_nf_[k], &nf = nf_side_[k];
   for (size_t i = 0; i < n; i += kBurst) {
     const uint16_t c = uint16_t(std::min<size_t>(kBurst, n - i));
-    uint64_t bytes = 0;
-    for (uint16_t j = 0; j < c; ++j) bytes += pkts[i + j]->pkt_len;
-    sw.tx_packets += c, sw.tx_bytes += bytes;
-    nf.rx_packets += c, nf.rx_bytes += bytes;
+    const BurstLen in = len && c == n ? *len : Port::measure(pkts + i, c);
+    sw.tx_packets += c, sw.tx_bytes += in.bytes;
+    nf.rx_packets += c, nf.rx_bytes += in.bytes;
     const std::vector<rte_mbuf*>& back = servers_[k]->hand(pkts + i, c, now);
-    const uint16_t b = uint16_t(back.size());  // <= c: no faults, so no duplicates
-    bytes = 0;
-    for (uint16_t j = 0; j < b; ++j) bytes += back[j]->pkt_len;
-    nf.tx_packets += b, nf.tx_bytes += bytes;
-    sw.rx_packets += b, sw.rx_bytes += bytes;
-    back_from_nf(back.data(), b, k);
+    const uint16_t b = uint16_t(back.size());        // <= c: no faults, so no duplicates
+    const bool whole = servers_[k]->handed_whole();  // back is pkts[i, i + c) as handed
+    const BurstLen out = whole ? in : Port::measure(back.data(), b);
+    nf.tx_packets += b, nf.tx_bytes += out.bytes;
+    sw.rx_packets += b, sw.rx_bytes += out.bytes;
+    back_from_nf(back.data(), b, k, &out, whole ? from : -1);
   }
 }
 
@@ -260,10 +267,12 @@ uint32_t SwitchLoop::to_nf(Nanos now) {
     if (!nf_flush() || !traffic_.flushed()) break;
     rte_mbuf** b = in_[t];
     uint16_t n = refused_[t];  // what the mode refused last time goes first
-    if (!n) {
+    const bool fresh = n == 0;
+    BurstLen len;  // fresh: the lengths of b[0, n) (see "Counting once")
+    if (fresh) {
       n = traffic_.rx(t, b, kBurst);
       if (!n) continue;
-      traffic_[t].count_rx(b, n);
+      len = traffic_[t].count_rx(b, n);
       // Sides by address only for frames that come back from another process (their ingress
       // port is lost there); in one process every frame keeps it (TrafficPorts::egress).
       if (external_nf_) traffic_.learn(t, b, n);
@@ -276,14 +285,17 @@ uint32_t SwitchLoop::to_nf(Nanos now) {
       MbufMeta::server(b[i]) = choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
     to_nf_.clear();
     to_out_.clear();
-    const uint16_t took = mode_.to_nf(b, n, to_nf_, to_out_);
+    const uint16_t took =
+        fresh ? mode_.to_nf_len(b, n, len, to_nf_, to_out_) : mode_.to_nf(b, n, to_nf_, to_out_);
+    // to_nf_ is b[0, n) as read, so `len` is its lengths
+    const bool whole = fresh && took == n && to_nf_.size() == n && mode_.passes_whole();
     refused_[t] = uint16_t(n - took);
     if (took && refused_[t]) std::copy(b + took, b + n, b);
     if (direct_) {  // what leaves at once first, as on the ring path; then the NF and back
       work += took + uint32_t(to_out_.size());
       traffic_.send(to_out_);
       if (m == 1) {
-        hand_off(0, to_nf_.data(), to_nf_.size(), now);
+        hand_off(0, to_nf_.data(), to_nf_.size(), now, whole ? &len : nullptr, whole ? t : -1);
         continue;
       }
       for (rte_mbuf* p : to_nf_)
@@ -392,8 +404,8 @@ uint32_t SwitchLoop::from_nf() {
     if (!traffic_.flushed()) break;
     const uint16_t n = sw_nf_[k].rx(in_nf_, kBurst);
     if (!n) continue;
-    sw_nf_[k].count_rx(in_nf_, n);
-    back_from_nf(in_nf_, n, uint32_t(k));
+    const BurstLen len = sw_nf_[k].count_rx(in_nf_, n);
+    back_from_nf(in_nf_, n, uint32_t(k), &len);
     work += n;
   }
   return work;

@@ -33,6 +33,13 @@
 // (counted late) until it is taken back on trial (server_choice.h). In-process servers never
 // go down (the loop waits for them).
 //
+// Counting once. A traffic port's rx count measures a burst's bytes and longest frame
+// (BurstLen); when the mode passes packets whole (SwitchMode::passes_whole: baseline) and took
+// the whole burst, the direct hand-off counts the NF link with those lengths, and when the NF
+// server hands the burst back whole (NfServer::handed_whole: nothing dropped — NFs never change
+// a length) the way back, the mode's host-boundary count and the egress port's tx count use
+// them too: one pass over the burst's lengths instead of six. Anything else is measured again.
+//
 // NF link, direct or ring. In one process with the NF server(s) inline (no --nf-lcore) the
 // switch hands each burst the mode sends to the NF straight to NfServer::hand and what comes
 // back straight to the mode (SwitchMode::from_nf): no ring enqueue and dequeue either way, no
@@ -109,15 +116,21 @@ class SwitchLoop {
   uint64_t finish(rte_ring* wire_in);
 
  private:
-  uint32_t to_nf(Nanos now);                                        // traffic -> NF; packets moved
-  void hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now);  // direct: NF k and back
+  uint32_t to_nf(Nanos now);  // traffic -> NF; packets moved
+  // direct: NF k and back; `len`: the lengths of pkts[0, n) when known (n <= kBurst), and
+  // then `from`: the traffic port they all came in by (-1: not known)
+  void hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now, const BurstLen* len = nullptr,
+                int from = -1);
   bool refused() const;             // packets refused by the mode wait to be offered again
   uint32_t poll_mode(Nanos now);    // the mode's timers; packets released
   void stall_step(Nanos now);       // back-pressure and nothing moves: see above
   uint32_t poll_server(Nanos now);  // the NF server's share of the work
   uint32_t from_nf();               // NF -> traffic; packets moved
   void end_step(int phase, Nanos now);
-  void back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k);  // NF k -> mode -> traffic
+  // NF k -> mode -> traffic; `len`: the lengths of pkts[0, n) when known, `from`: the traffic
+  // port they all came in by (-1: not known)
+  void back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k, const BurstLen* len = nullptr,
+                    int from = -1);
   void liveness(Nanos now);    // servers in other processes: down / taken back
   bool nf_rx_pending() const;  // a packet waits in a ring from an NF server
   bool nf_backlogged() const;  // a packet waits in an NF link's TX backlog

@@ -27,28 +27,32 @@ uint8_t server_of(rte_mbuf* m, uint32_t n) {
 class Baseline final : public SwitchMode {
  public:
   Baseline() : hb_(park::HostMode::kHost) {}
+  bool passes_whole() const override { return true; }
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
-                 std::vector<rte_mbuf*>&) override {
-    uint64_t bytes = 0, touched = 0;  // the burst's sums: one counter update per burst
+                 std::vector<rte_mbuf*>& out) override {
+    return to_nf_len(p, n, Port::measure(p, n), nf, out);
+  }
+  // The burst's sums: one counter update per burst; its bytes are the caller's `len`.
+  uint16_t to_nf_len(rte_mbuf** p, uint16_t n, const BurstLen& len, std::vector<rte_mbuf*>& nf,
+                     std::vector<rte_mbuf*>&) override {
+    uint64_t touched = 0;
     const ViewNeed need = hb_.reads();
-    if (need == ViewNeed::kLengths) {  // the chain reads no byte: none is read here either
-      for (uint16_t i = 0; i < n; ++i) bytes += p[i]->pkt_len;
-    } else {
+    if (need != ViewNeed::kLengths) {  // the bytes the chain reads (none for kLengths)
       for (uint16_t i = 0; i < n; ++i) rte_prefetch0(rte_pktmbuf_mtod(p[i], void*));
-      for (uint16_t i = 0; i < n; ++i) {
-        bytes += p[i]->pkt_len;
+      for (uint16_t i = 0; i < n; ++i)
         touched += park::nf_read_len(need, rte_pktmbuf_mtod(p[i], uint8_t*), p[i]->data_len);
-      }
     }
-    hb_.rx_host_burst(n, bytes);
+    hb_.rx_host_burst(n, len.bytes);
     hb_.nf_burst(n, touched);
     nf.insert(nf.end(), p, p + n);
     return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
-    uint64_t bytes = 0;
-    for (uint16_t i = 0; i < n; ++i) bytes += p[i]->pkt_len;
-    hb_.tx_host_burst(n, bytes);
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t server, std::vector<rte_mbuf*>& out) override {
+    from_nf_len(p, n, server, Port::measure(p, n), out);
+  }
+  void from_nf_len(rte_mbuf** p, uint16_t n, uint8_t, const BurstLen& len,
+                   std::vector<rte_mbuf*>& out) override {
+    hb_.tx_host_burst(n, len.bytes);
     out.insert(out.end(), p, p + n);
   }
   void drain(std::vector<rte_mbuf*>&) override {}

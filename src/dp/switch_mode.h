@@ -10,6 +10,7 @@
 #include "core/counters.h"
 #include "core/packet_view.h"
 #include "core/time.h"
+#include "dp/port.h"
 #include "dp/run_config.h"
 
 namespace nfpark::dp {
@@ -28,6 +29,23 @@ class SwitchMode {
   // NF -> traffic port: packets that came back from NF server `server`.
   virtual void from_nf(rte_mbuf** pkts, uint16_t n, uint8_t server,
                        std::vector<rte_mbuf*>& to_out) = 0;
+  // A mode that passes packets whole (baseline) says so: to_nf() sends every packet it takes to
+  // the NF as it is and in order (nothing to to_out), from_nf() sends every packet back as it
+  // came and in order. The loop then measures a burst's lengths once (BurstLen) and carries them
+  // through both calls and the ports instead of each stage reading every packet again.
+  virtual bool passes_whole() const { return false; }
+  // to_nf() / from_nf() with the burst's lengths known (`len`: Port::measure(pkts, n)). A mode
+  // that counts bytes per burst takes them from `len`; others ignore it.
+  virtual uint16_t to_nf_len(rte_mbuf** pkts, uint16_t n, const BurstLen& len,
+                             std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>& out) {
+    (void)len;
+    return to_nf(pkts, n, nf, out);
+  }
+  virtual void from_nf_len(rte_mbuf** pkts, uint16_t n, uint8_t server, const BurstLen& len,
+                           std::vector<rte_mbuf*>& out) {
+    (void)len;
+    from_nf(pkts, n, server, out);
+  }
   // NF server `server` went down (park/server_choice.h): reclaim what waits for it.
   virtual void server_down(uint8_t server, std::vector<rte_mbuf*>& to_out) {
     (void)server;

@@ -33,17 +33,28 @@ bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mem
          Port::open(with_queues(b, queues), pool, ports_[1], err, split, queues);
 }
 
-void TrafficPorts::send(const std::vector<rte_mbuf*>& v) {
+void TrafficPorts::send(const std::vector<rte_mbuf*>& v, const BurstLen* len, int from) {
   if (v.empty()) return;
   if (!live()) {
-    ports_[0].tx(v.data(), uint16_t(v.size()));
+    if (len)
+      ports_[0].tx(v.data(), uint16_t(v.size()), *len);
+    else
+      ports_[0].tx(v.data(), uint16_t(v.size()));
     return;
   }
-  // Most bursts leave by one port (they came in by the other): sent as they are.
-  Port& first = egress(v.front());
-  size_t same = 1;
+  // Most bursts leave by one port (they came in by the other): sent as they are. Frames that
+  // came in by a traffic port are judged by that port alone (one compare each).
+  Port& first = from >= 0 ? ports_[1 - from] : egress(v.front());
+  size_t same = from >= 0 ? v.size() : 1;
+  const uint16_t in = v.front()->port;
+  if (same < v.size() && (in == ports_[0].id() || in == ports_[1].id()))
+    while (same < v.size() && v[same]->port == in) ++same;
   while (same < v.size() && &egress(v[same]) == &first) ++same;
   if (same == v.size()) {
+    if (len && v.size() <= kMaxTx) {
+      first.tx(v.data(), uint16_t(v.size()), *len);
+      return;
+    }
     for (size_t i = 0; i < v.size(); i += kMaxTx)
       first.tx(v.data() + i, uint16_t(std::min<size_t>(kMaxTx, v.size() - i)));
     return;

@@ -63,7 +63,12 @@ class TrafficPorts {
   Port& operator[](int i) { return ports_[i]; }
 
   // Sends every packet in `v` to where it leaves (in order per port; never drops).
-  void send(const std::vector<rte_mbuf*>& v);
+  void send(const std::vector<rte_mbuf*>& v) { send(v, nullptr); }
+  // The same with v's lengths known (`len`: Port::measure of all of v; nullptr: unknown): a
+  // burst that leaves by one port is counted from it, with no pass over its packets.
+  // `from` >= 0: every frame of v came in by traffic port `from` (the caller read them there
+  // and nothing since changed their port), so they all leave by the other one, unchecked.
+  void send(const std::vector<rte_mbuf*>& v, const BurstLen* len, int from = -1);
   // Retries every port's TX backlog; true when all are empty.
   bool flushed();
   bool backlogged() const;

@@ -86,6 +86,11 @@ class Nf {
   // False when the NF never changes a packet's flow key (addresses, ports, protocol, ICMP
   // identifier): the chain then keeps its runs for the next NF instead of finding them again.
   virtual bool rewrites_flow_key() const { return true; }
+  // False when the NF never sets kDrop (forward, macswap, busy): a chain none of whose NFs drops
+  // passes every packet on, so the engine may skip its per-packet verdicts and survivors
+  // (park/nf_burst.h). NFs never change a packet's length either (above): such a chain's
+  // output is its input, in order, byte counts unchanged.
+  virtual bool may_drop() const { return true; }
   // The NF's state as bytes (tables in slot order, pools, buckets), for tests that compare two
   // runs; stateless NFs append nothing.
   virtual void export_state(std::vector<uint8_t>& out) const { (void)out; }
@@ -148,6 +153,12 @@ class Chain {
   // The most any NF reads of a view (kHeaders when run-aware processing would find runs, which
   // reads the parse): what the engine must give the chain (core/packet_view.h).
   ViewNeed reads() const;
+  // True when some NF of the chain may drop a packet (Nf::may_drop()).
+  bool may_drop() const {
+    for (const auto& nf : nfs_)
+      if (nf->may_drop()) return true;
+    return false;
+  }
   const Nf& at(size_t i) const { return *nfs_[i]; }
 
  private:

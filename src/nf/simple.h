@@ -4,7 +4,7 @@
 //           PayloadPark's and NFSlicer's latency runs; DPDK testpmd's macswap mode).
 // Element:  Forward ("forward") — passes every packet unchanged; the baseline of nf_bench ratios.
 // Element:  Busy ("busy") — spins for `cycles` TSC cycles (__rdtsc) per packet, then passes it.
-// Ports:    in[0] -> out[0]; none drops.
+// Ports:    in[0] -> out[0]; none drops (Nf::may_drop() false: the engine skips verdicts).
 // Config:   busy: cycles (TSC cycles per packet, default 300; PayloadPark's light/medium/heavy
 //           NFs are 50/300/570).  macswap, forward: none.
 // Time:     none (busy measures its own spin with the TSC, which is not a clock of the model).
@@ -25,6 +25,7 @@ class MacSwap final : public Nf {
  public:
   std::string_view name() const override { return "macswap"; }
   bool rewrites_flow_key() const override { return false; }
+  bool may_drop() const override { return false; }
   ViewNeed reads() const override { return ViewNeed::kEthernet; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }
@@ -37,6 +38,7 @@ class Forward final : public Nf {
  public:
   std::string_view name() const override { return "forward"; }
   bool rewrites_flow_key() const override { return false; }
+  bool may_drop() const override { return false; }
   ViewNeed reads() const override { return ViewNeed::kLengths; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override {
@@ -53,6 +55,7 @@ class Busy final : public Nf {
   explicit Busy(uint64_t cycles = 300) : cycles_(cycles) {}
   std::string_view name() const override { return "busy"; }
   bool rewrites_flow_key() const override { return false; }
+  bool may_drop() const override { return false; }
   ViewNeed reads() const override { return ViewNeed::kLengths; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
   void counters(const CounterSink& sink) const override { sink("packets", packets_); }

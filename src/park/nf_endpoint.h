@@ -96,6 +96,15 @@ class NfEndpoint {
     tag_at = 0;
     ++ctr_.whole;
   }
+  // view_unparsed() of a whole burst (no tag offsets: every packet's is 0).
+  void view_unparsed(const Handle* hs, PacketView* vs, uint16_t n) {
+    for (uint16_t i = 0; i < n; ++i) {
+      vs[i].data = B::data(hs[i]);
+      vs[i].len = B::head_len(hs[i]);
+      vs[i].wire_len = B::pkt_len(hs[i]) + B::cut_len(hs[i]);
+    }
+    ctr_.whole += n;
+  }
 
   // The NF chain dropped `h`. Returns the packet to send back (an explicit drop), or B::null()
   // after freeing it. NFSlicer has no drop notification: its ring reclaims by TTL.

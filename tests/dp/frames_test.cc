@@ -269,6 +269,40 @@ TEST_F(FramesTest, PortsDropAndCountFramesAboveTheirLimitAndKeepTheRestInOrder) 
   b.stop();
 }
 
+// A burst's lengths measured once (Port::count_rx) and carried to tx(): the same counts and
+// drops as tx() measuring them itself, including a frame above the limit in the burst.
+TEST_F(FramesTest, CarriedBurstLengthsCountAsMeasuredOnes) {
+  Port a, b;
+  std::string err;
+  ASSERT_TRUE(Port::ring_pair("frcarry", MbufOps::pools.packets, a, b, err, 64)) << err;
+  a.set_max_frame(1518);
+  for (bool carried : {false, true}) {
+    SCOPED_TRACE(carried);
+    rte_mbuf* in[3] = {chain_of(frame_of(1514, 1)), chain_of(frame_of(9014, 2)),
+                       chain_of(frame_of(64, 3))};
+    Port c;  // counts as a traffic port's rx would
+    const BurstLen len = c.count_rx(in, 3);
+    EXPECT_EQ(len.bytes, 1514u + 9014 + 64);
+    EXPECT_EQ(len.longest, 9014u);
+    EXPECT_EQ(c.rx_bytes, len.bytes);
+    const uint64_t bytes0 = a.tx_bytes, long0 = a.too_long;
+    if (carried)
+      a.tx(in, 3, len);
+    else
+      a.tx(in, 3);
+    EXPECT_EQ(a.too_long - long0, 1u);
+    EXPECT_EQ(a.tx_bytes - bytes0, 1514u + 64) << "the dropped frame's bytes are not counted";
+    rte_mbuf* got[8];
+    ASSERT_EQ(b.rx(got, 8), 2);
+    EXPECT_EQ(got[0]->pkt_len, 1514u);
+    EXPECT_EQ(got[1]->pkt_len, 64u);
+    rte_pktmbuf_free(got[0]);
+    rte_pktmbuf_free(got[1]);
+  }
+  a.stop();
+  b.stop();
+}
+
 TEST_F(FramesTest, PortLimitsByKind) {
   EXPECT_EQ(Port::limit_for("vdev:net_memif0,role=server,socket=/tmp/x.sock", 0), kMemifMaxFrame);
   EXPECT_EQ(Port::limit_for("vdev:net_pcap0,rx_pcap=a.pcap", 0), 65535u);

@@ -23,7 +23,7 @@ class SteerTest : public ::testing::Test {
   void SetUp() override {
     static int n = 0;
     const std::string tag = std::to_string(n++);
-    pool_ = rte_pktmbuf_pool_create(("t_steer" + tag).c_str(), 4095, 0, 0, 512, 0);
+    pool_ = mbuf_pool_create(("t_steer" + tag).c_str(), 4095, 0, 512);
     ASSERT_NE(pool_, nullptr);
     std::string err;
     ASSERT_TRUE(Port::ring_ends("steerq" + tag, pool_, port_, rx_, tx_, err, 4096, 2)) << err;

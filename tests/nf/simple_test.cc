@@ -32,6 +32,23 @@ TEST(Forward, PassesUnchangedAndCountsWireBytes) {
   EXPECT_EQ(counter(twin.headers(), "bytes"), 1500u);
 }
 
+// A burst where an earlier NF dropped some packets: only the others are counted.
+TEST(Forward, CountsOnlyPacketsStillPassing) {
+  Forward fwd;
+  std::vector<Bytes> pk;
+  for (uint32_t size : {64u, 1500u, 9000u, 128u})
+    pk.push_back(PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(1, 2).frame_size(size).build());
+  std::vector<PacketView> v;
+  for (auto& b : pk) v.push_back(testing::view_of(b, uint32_t(b.size()), uint32_t(b.size())));
+  std::vector<Verdict> d(4, Verdict::kPass);
+  d[1] = d[2] = Verdict::kDrop;
+  fwd.process(v, d, 0);
+  EXPECT_EQ(counter(fwd, "packets"), 2u);
+  EXPECT_EQ(counter(fwd, "bytes"), 64u + 128u);
+  EXPECT_EQ(d[0], Verdict::kPass);
+  EXPECT_EQ(d[1], Verdict::kDrop);
+}
+
 TEST(Busy, SpinsAtLeastTheConfiguredCyclesPerPacket) {
   Busy busy(570);
   std::vector<Bytes> pk(8, PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(1, 2).build());
