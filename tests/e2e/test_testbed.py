@@ -118,7 +118,10 @@ def test_real_programs_through_the_testbed(tb_id: str, tmp_path: Path, mode: str
     assert udp_sum["packets"] > 100, udp_sum  # type: ignore[index]
     download(tb, tmp_path, DOWNLOAD_MB)
     # Large payloads: the largest unfragmented echo (1514 B frames both ways).
-    p = run_in(tb.ns("client"), "ping", "-c", "5", "-i", "0.2", "-s", "1472", net.SERVER_IP)
+    # -w: wait up to 10 s for every reply (by default ping waits two round trips after
+    # its last echo and counts a reply delayed past that as lost)
+    p = run_in(tb.ns("client"), "ping", "-c", "5", "-w", "10",
+               "-i", "0.2", "-s", "1472", net.SERVER_IP)
     assert " 0% packet loss" in p.stdout, p.stdout
     sw = check_results(net.down(tb_id), mode)
     assert int(sw["packets_out"]) > 1000, sw  # type: ignore[call-overload]
@@ -176,7 +179,8 @@ def test_live_counters_through_dpdk_telemetry(tb_id: str) -> None:
     if shutil.which("dpdk-telemetry.py") is None:
         pytest.skip("dpdk-telemetry.py (package dpdk) is missing")
     tb = net.up(tb_id, "payloadpark")
-    p = run_in(tb.ns("client"), "ping", "-c", "20", "-i", "0.05", "-s", "1000", net.SERVER_IP)
+    p = run_in(tb.ns("client"), "ping", "-c", "20", "-w", "10",
+               "-i", "0.05", "-s", "1000", net.SERVER_IP)
     assert " 0% packet loss" in p.stdout, p.stdout
     time.sleep(1.2)  # the snapshot is refreshed about once a second
 
@@ -213,7 +217,8 @@ def test_memif_between_switch_and_nf_server(tb_id: str) -> None:
     tb = net.up(tb_id, "payloadpark", nf_link="memif")
     tcp = iperf3(tb, seconds=1)
     assert tcp["end"]["sum_received"]["bytes"] > 100_000  # type: ignore[index]
-    p = run_in(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", net.SERVER_IP)
+    p = run_in(tb.ns("client"), "ping", "-c", "3", "-w", "10",
+               "-i", "0.2", "-s", "1472", net.SERVER_IP)
     assert " 0% packet loss" in p.stdout, p.stdout
     check_results(net.down(tb_id), "payloadpark")
 
@@ -225,7 +230,8 @@ def test_two_nf_servers(tb_id: str) -> None:
     tb = net.up(tb_id, "payloadpark", nf_servers=2)
     tcp = iperf3(tb, "-P", "4", seconds=2)
     assert tcp["end"]["sum_received"]["bytes"] > 1_000_000  # type: ignore[index]
-    p = run_in(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", net.SERVER_IP)
+    p = run_in(tb.ns("client"), "ping", "-c", "3", "-w", "10",
+               "-i", "0.2", "-s", "1472", net.SERVER_IP)
     assert " 0% packet loss" in p.stdout, p.stdout
     res = net.down(tb_id)
     sw = check_results(res, "payloadpark")

@@ -216,7 +216,10 @@ def test_testbed_with_two_workers_and_two_nf_servers() -> None:
                 server.kill()
         assert c.returncode == 0, c.stdout[-800:] + c.stderr[-400:]
         assert json.loads(c.stdout)["end"]["sum_received"]["bytes"] > 1_000_000
-        p = ns(tb.ns("client"), "ping", "-c", "3", "-i", "0.2", "-s", "1472", tbnet.SERVER_IP,
+        # -w: wait up to 10 s for every reply (by default ping waits two round trips after
+        # its last echo and counts a reply delayed past that as lost)
+        p = ns(tb.ns("client"), "ping", "-c", "3", "-w", "10",
+               "-i", "0.2", "-s", "1472", tbnet.SERVER_IP,
                check=False)
         assert " 0% packet loss" in p.stdout, p.stdout
         res = tbnet.down(tid)
