@@ -9,7 +9,6 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
-#include <sstream>
 
 #include "nf/aes.h"
 #include "nf/counter.h"
@@ -20,15 +19,10 @@
 #include "nf/rate_limiter.h"
 #include "nf/router.h"
 #include "nf/simple.h"
+#include "nf/toml_show.h"
 
 namespace nfpark::nf {
 namespace {
-
-std::string show(const toml::node& n) {
-  std::ostringstream os;
-  n.visit([&](const auto& v) { os << v; });
-  return os.str();
-}
 
 bool parse_ipv4(std::string_view s, uint32_t& out) {
   std::string z(s);
@@ -128,7 +122,7 @@ class Params {
     return n ? n->as_array() : nullptr;
   }
   bool fail(const std::string& key, const std::string& expected, const toml::node& got) {
-    error = "[nf." + nf_ + "] " + key + ": expected " + expected + ", got " + show(got);
+    error = "[nf." + nf_ + "] " + key + ": expected " + expected + ", got " + show_toml(got);
     return false;
   }
   bool finish() {
@@ -403,7 +397,7 @@ bool check_nf_tables(const toml::table* config, std::string& error) {
       return false;
     }
     if (!v.is_table()) {
-      error = "[nf." + name + "] must be a table, got " + show(v);
+      error = "[nf." + name + "] must be a table, got " + show_toml(v);
       return false;
     }
     Plan plan{false};
@@ -449,7 +443,7 @@ std::unique_ptr<Chain> plan_chain(std::string_view spec, const toml::table* conf
       if (const toml::node* n = nf_root->get(name)) {
         params = n->as_table();
         if (!params) {
-          error = "config: [nf." + name + "] must be a table, got " + show(*n);
+          error = "config: [nf." + name + "] must be a table, got " + show_toml(*n);
           return nullptr;
         }
       }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nf/registry.h"
+#include "nf/toml_show.h"
 
 namespace nfpark::run {
 
@@ -14,15 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string show(const toml::node& n) {
-  std::ostringstream os;
-  n.visit([&](const auto& v) { os << v; });
-  return os.str();
-}
-
 Given given_of(const toml::node& n) {
   Given g;
-  g.shown = show(n);
+  g.shown = nf::show_toml(n);
   if (auto b = n.as_boolean())
     g.b = b->get();
   else if (auto i = n.as_integer())
