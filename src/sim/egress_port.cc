@@ -10,36 +10,46 @@ namespace nfpark::sim {
 
 EgressPort::EgressPort(Switch& s, uint16_t index, double gbps, uint16_t queues,
                        const std::vector<uint8_t>& priority)
-    : sw_(s), index_(index), gbps_(gbps), q_(queues) {
+    : sw_(s), index_(index), gbps_(gbps), nq_(queues) {
   assert(queues >= 1 && queues <= 64);
   set_tie(Rank::kPortMac, index);  // (delayed AFC commands come at Rank::kAfc: Switch::apply_afc)
   std::map<uint8_t, uint64_t, std::greater<>> by_level;
   for (uint16_t i = 0; i < queues; ++i)
     by_level[i < priority.size() ? priority[i] : 0] |= 1ull << i;
-  for (auto& [level, mask] : by_level) levels_.push_back(mask);
-  rr_.assign(levels_.size(), 0);
+  levels_ = uint8_t(by_level.size());
+  top_mask_ = by_level.begin()->second;
+  size_t l = 0;
+  for (auto it = std::next(by_level.begin()); it != by_level.end(); ++it)
+    more_[l++].mask = it->second;
 }
 
 void EgressPort::enqueue(Packet* p, uint16_t queue) {
   Queue& q = q_[queue];
   p->next = nullptr;
   p->queue = queue;
-  if (q.tail)
+  if (q.tail) {
     q.tail->next = p;
-  else
+  } else {
     q.head = p;
+    eligible_ |= (1ull << queue) & ~paused_;
+  }
   q.tail = p;
   ++q.pkts;
   q.bytes += p->len;
-  update_eligible(queue);
   wake();
 }
 
 void EgressPort::set_paused(uint16_t queue, bool paused) {
   assert(!train_ && "a train's port is never paused (SwitchProgram::egress_train)");
-  q_[queue].paused = paused;
-  update_eligible(queue);
-  if (!paused) wake();
+  const uint64_t bit = 1ull << queue;
+  if (paused) {
+    paused_ |= bit;
+    eligible_ &= ~bit;
+    return;
+  }
+  paused_ &= ~bit;
+  if (q_[queue].head) eligible_ |= bit;
+  wake();
 }
 
 void EgressPort::wake() {
@@ -49,31 +59,13 @@ void EgressPort::wake() {
   sw_.engine().schedule(free_at_, this, 0);
 }
 
-// The highest priority level with an eligible queue; round robin inside the level.
-int EgressPort::pick() {
-  for (size_t l = 0; l < levels_.size(); ++l) {
-    const uint64_t e = eligible_ & levels_[l];
-    if (!e) continue;
-    // first eligible queue at or after the cursor, else the first one
-    const uint64_t at_or_after = e & (~0ull << rr_[l]);
-    const int q = __builtin_ctzll(at_or_after ? at_or_after : e);
-    rr_[l] = uint16_t(q + 1 == 64 ? 0 : q + 1);
-    return q;
-  }
-  return -1;
-}
-
 void EgressPort::send_train() {
   sending_ = true;
   Engine& e = sw_.engine();
   Picos t = e.now();
-  const Picos after = sw_.config().egress_latency + sw_.config().link_delay;
+  const Picos after = sw_.egress_after();
   for (int qi; (qi = pick()) >= 0;) {
-    Queue& q = q_[qi];
-    Packet* p = q.head;
-    q.head = p->next;
-    if (!q.head) q.tail = nullptr;
-    update_eligible(uint16_t(qi));
+    Packet* p = pop(qi);
     const Picos wire = serialization(p->len + kWireOverhead, gbps_);
     def_.push_back(Deferred{t, p->len, uint16_t(qi)});
     peer_->arrive(p, t + after + wire, link_);  // (egress: no effect, sent: egress_train)
@@ -113,13 +105,10 @@ void EgressPort::send_next() {
   for (;;) {
     const int qi = pick();
     if (qi < 0) break;
+    Packet* p = pop(qi);
     Queue& q = q_[qi];
-    Packet* p = q.head;
-    q.head = p->next;
-    if (!q.head) q.tail = nullptr;
     --q.pkts;
     q.bytes -= p->len;
-    update_eligible(uint16_t(qi));
     sw_.release_cells(p);
     Pass pass(sw_, Pass::Kind::kEgress, index_);
     const bool send = sw_.run_egress(pass, p);
@@ -135,7 +124,7 @@ void EgressPort::send_next() {
       ctr_.win_bytes += p->len;
     }
     free_at_ = now + wire;
-    peer_->arrive(p, now + sw_.config().egress_latency + wire + sw_.config().link_delay, link_);
+    peer_->arrive(p, now + sw_.egress_after() + wire, link_);
     break;
   }
   sending_ = false;

@@ -49,7 +49,12 @@ struct PortCounters {
   uint64_t rx_packets = 0, rx_bytes = 0;
 };
 
-class EgressPort final : public EventHandler {
+// Layout: an enqueue and a decision read the object's first cache line (the eligible and paused
+// masks, the MAC's state, the top priority level's queues), a frame sent the second (the
+// top level's round-robin cursor, the rate, the peer, the tx counters); the queues are in the
+// object (no pointer to follow), two to a line. At 1.4 Tbps a port's state is evicted from L1
+// between two of its packets, so every line it spreads over is a miss (docs/sim.md §9).
+class alignas(64) EgressPort final : public EventHandler {
  public:
   EgressPort(Switch& s, uint16_t index, double gbps, uint16_t queues,
              const std::vector<uint8_t>& priority);
@@ -67,10 +72,10 @@ class EgressPort final : public EventHandler {
   // `until`: also every dequeue up to then (Switch::settle_all: the engine is idle).
   bool settle(Picos until = -1);
   bool unsettled() const { return def_head_ < def_.size(); }
-  bool paused(uint16_t queue) const { return q_[queue].paused; }
+  bool paused(uint16_t queue) const { return (paused_ >> queue) & 1; }
   uint32_t queued_packets(uint16_t queue) const { return q_[queue].pkts; }
   uint64_t queued_bytes(uint16_t queue) const { return q_[queue].bytes; }
-  uint16_t queues() const { return uint16_t(q_.size()); }
+  uint16_t queues() const { return nq_; }
   const PortCounters& counters() const { return ctr_; }
   PortCounters& counters() { return ctr_; }
 
@@ -80,43 +85,76 @@ class EgressPort final : public EventHandler {
   struct Queue {
     Packet* head = nullptr;
     Packet* tail = nullptr;
-    uint32_t pkts = 0;
     uint64_t bytes = 0;
-    bool paused = false;
+    uint32_t pkts = 0;
   };
-  void update_eligible(uint16_t q) {
-    const uint64_t bit = 1ull << q;
-    if (q_[q].head && !q_[q].paused)
-      eligible_ |= bit;
-    else
-      eligible_ &= ~bit;
+  struct Level {
+    uint64_t mask = 0;    // its queues
+    uint64_t cursor = 0;  // round robin: the next queue to look at from
+  };
+  // The first eligible queue of the highest level that has one (-1: none); round robin inside
+  // the level. The last level's eligible queues are all that is left: its mask is not read (a
+  // port of one or two levels reads only the top one's, in the first line).
+  int pick() {
+    const uint64_t el = eligible_;
+    if (!el) return -1;
+    uint64_t* cursor = &top_cursor_;
+    uint64_t e = el & top_mask_;
+    if (!e) {  // the levels cover every queue: one has an eligible bit
+      Level* l = more_;
+      for (Level* last = &more_[levels_ - 2]; l != last && !(e = el & l->mask); ++l) {
+      }
+      if (!e) e = el;
+      cursor = &l->cursor;
+    }
+    const uint64_t at_or_after = e & (~0ull << *cursor);
+    const int q = __builtin_ctzll(at_or_after ? at_or_after : e);
+    *cursor = q + 1 == 64 ? 0 : uint64_t(q + 1);
+    return q;
   }
-  int pick();
+  // Takes queue qi's head (qi is eligible).
+  Packet* pop(int qi) {
+    Queue& q = q_[qi];
+    Packet* p = q.head;
+    q.head = p->next;
+    if (!q.head) {
+      q.tail = nullptr;
+      eligible_ &= ~(1ull << qi);
+    }
+    return p;
+  }
   void send_next();
   void send_train();
+  void wake();  // decide now if the MAC is free, else make sure one is scheduled
+
+  // first cache line (with EventHandler's vtable and tie): what every decision and enqueue reads
+  uint64_t eligible_ = 0;  // queues with a packet and not paused
+  Picos free_at_ = 0;      // the MAC is free from then on
+  Switch& sw_;
+  uint16_t index_;
+  uint16_t link_ = 0;
+  uint8_t levels_ = 1;          // priority levels
+  bool event_pending_ = false;  // a decision is scheduled at free_at_
+  bool sending_ = false;        // inside send_next (an egress pass may queue more)
+  bool train_ = false;
+  uint64_t top_mask_ = 0;  // the highest priority level's queues
+  uint64_t paused_ = 0;    // paused queues
+  // second line: what a frame sent reads and writes
+  uint64_t top_cursor_ = 0;  // the top level's round-robin cursor (Level::cursor)
+  double gbps_;
+  PortPeer* peer_ = nullptr;
+  PortCounters ctr_;  // its tx counters in this line, rx in the next
+  // the rest
+  uint16_t nq_;
   struct Deferred {  // a train's frame: its dequeue's accounting, due at `at`
     Picos at;
     uint32_t len;
     uint16_t queue;
   };
-  bool train_ = false;
   std::vector<Deferred> def_;
   size_t def_head_ = 0;
-
-  Switch& sw_;
-  uint16_t index_;
-  double gbps_;
-  std::vector<Queue> q_;
-  std::vector<uint64_t> levels_;  // queue masks by priority, highest first
-  std::vector<uint16_t> rr_;      // round-robin cursor per level
-  uint64_t eligible_ = 0;
-  Picos free_at_ = 0;           // the MAC is free from then on
-  bool event_pending_ = false;  // a decision is scheduled at free_at_
-  bool sending_ = false;        // inside send_next (an egress pass may queue more)
-  void wake();                  // decide now if the MAC is free, else make sure one is scheduled
-  PortPeer* peer_ = nullptr;
-  uint16_t link_ = 0;
-  PortCounters ctr_;
+  Level more_[63];  // the levels below the top one, by priority
+  alignas(64) Queue q_[64];
 };
 
 }  // namespace nfpark::sim

@@ -47,7 +47,14 @@ bool Pass::afc(uint16_t port, uint16_t queue, bool pause) {
 }
 
 Switch::Switch(Engine& e, const SwitchConfig& c)
-    : e_(e), cfg_(c), cell_(c.cell_bytes), dt_(c.dt_alpha, c.buffer_bytes) {
+    : buffer_bytes_(c.buffer_bytes),
+      queue_limit_(c.queue_limit_bytes),
+      cell_(c.cell_bytes),
+      e_(e),
+      dt_(c.dt_alpha, c.buffer_bytes),
+      egress_after_(c.egress_latency + c.link_delay),
+      ingress_latency_(c.ingress_latency),
+      cfg_(c) {
   const uint16_t n = ports();
   for (uint16_t i = 0; i <= n; ++i) {
     const bool recirc = i == n;
@@ -69,7 +76,7 @@ void Switch::arrive(Packet* p, Picos at, uint16_t link) {
   EgressPort& port = *ports_[link];
   ++port.counters().rx_packets;
   port.counters().rx_bytes += p->len;
-  ingress_pipes_[link]->push(p, at + cfg_.ingress_latency);
+  ingress_pipes_[link]->push(p, at + ingress_latency_);
 }
 
 void Switch::ingress(Packet* p, uint16_t port) {
@@ -147,17 +154,17 @@ void Switch::admit(Packet* p, uint16_t port, uint16_t queue) {
   settle();  // the trains' dequeues that happened before this admission (egress_port.h)
   EgressPort& ep = *ports_[port];
   const uint64_t c = cells(p->len);
-  if (buffer_ + c > cfg_.buffer_bytes) {
+  if (buffer_ + c > buffer_bytes_) {
     ++ctr_.drop_buffer_full;
     program_->tail_dropped(p);
     return;
   }
-  if (cfg_.queue_limit_bytes && ep.queued_bytes(queue) + c > cfg_.queue_limit_bytes) {
+  if (queue_limit_ && ep.queued_bytes(queue) + c > queue_limit_) {
     ++ctr_.drop_queue_limit;
     program_->tail_dropped(p);
     return;
   }
-  if (dt_.above(ep.queued_bytes(queue) + c, cfg_.buffer_bytes - buffer_)) {
+  if (dt_.above(ep.queued_bytes(queue) + c, buffer_bytes_ - buffer_)) {
     ++ctr_.drop_queue_threshold;
     program_->tail_dropped(p);
     return;

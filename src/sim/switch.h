@@ -41,15 +41,15 @@ namespace nfpark::sim {
 // n * m / 2^32 exceeds n / d by less than 1 / d when n * (m * d - 2^32) < 2^32).
 struct CellSize {
   explicit CellSize(uint32_t b)
-      : bytes(b ? b : 1),
-        inv(((uint64_t(1) << 32) + bytes - 1) / bytes),
+      : inv(((uint64_t(1) << 32) + (b ? b : 1) - 1) / (b ? b : 1)),
+        bytes(b ? b : 1),
         fast(bytes < (1u << 15)) {}
   uint64_t round_up(uint32_t len) const {
     const uint64_t n = uint64_t(len) + bytes - 1;
     return (fast && n < (1u << 16) ? (n * inv) >> 32 : n / bytes) * bytes;
   }
-  uint32_t bytes;
   uint64_t inv;
+  uint32_t bytes;
   bool fast;
 };
 
@@ -60,7 +60,10 @@ struct SwitchCounters {
   uint64_t drops() const { return drop_buffer_full + drop_queue_limit + drop_queue_threshold; }
 };
 
-class Switch final : public PortPeer {
+// Layout: the buffer's state and limits sit in the line after the vtable, the settle check, the
+// threshold, the program and the engine in the next (every admission and dequeue reads them; at
+// 1.4 Tbps the switch is evicted from L1 between two packets, docs/sim.md §9), the rest after.
+class alignas(64) Switch final : public PortPeer {
  public:
   Switch(Engine& e, const SwitchConfig& c);
   Switch(const Switch&) = delete;
@@ -112,6 +115,8 @@ class Switch final : public PortPeer {
     win_to_ = to;
   }
   bool in_window(Picos t) const { return t >= win_from_ && t < win_to_; }
+  // egress latency + link delay: from a frame's dequeue to its arrival, beside its wire time
+  Picos egress_after() const { return egress_after_; }
 
   // Used by Pass and EgressPort. A pass that queued nothing and sent no AFC command costs no call.
   void commit(Pass& pass) {
@@ -131,16 +136,28 @@ class Switch final : public PortPeer {
     void receive(Packet* p) override { s->ingress(p, port); }
   };
   uint64_t cells(uint32_t len) const { return cell_.round_up(len); }
+  EgressPort& port_at(uint16_t i) { return *ports_[i]; }
   void commit_actions(Pass& pass);
   void admit(Packet* p, uint16_t port, uint16_t queue);
   void apply_afc(const Pass& pass);
 
-  Engine& e_;
-  SwitchConfig cfg_;
+  // first line (with the vtable): the buffer
+  uint64_t buffer_ = 0, peak_ = 0, interval_peak_ = 0;
+  uint64_t buffer_bytes_;  // cfg_.buffer_bytes
+  uint64_t queue_limit_;   // cfg_.queue_limit_bytes
   CellSize cell_;
-  DynamicThreshold dt_;  // dt_alpha in integers, exactly as its double form
+  // second line
+  Engine& e_;
   SwitchProgram* program_ = nullptr;
-  std::vector<std::unique_ptr<EgressPort>> ports_;    // + the recirculation port
+  std::vector<EgressPort*> unsettled_;  // ports with deferred dequeues
+  DynamicThreshold dt_;                 // dt_alpha in integers, exactly as its double form
+  // third line
+  std::vector<std::unique_ptr<EgressPort>> ports_;  // + the recirculation port
+  Picos win_from_ = 0, win_to_ = kNever;
+  Picos egress_after_;     // cfg_.egress_latency + cfg_.link_delay
+  Picos ingress_latency_;  // cfg_.ingress_latency
+  // the rest
+  SwitchConfig cfg_;
   std::vector<std::unique_ptr<IngressPort>> in_;      // + the recirculation port
   std::vector<std::unique_ptr<Pipe>> ingress_pipes_;  // + the recirculation port
   std::unique_ptr<Pipe> resubmit_;
@@ -151,10 +168,7 @@ class Switch final : public PortPeer {
     void receive(Packet* p) override;
   } resubmitter_;
   void settle_trains();
-  std::vector<EgressPort*> unsettled_;  // ports with deferred dequeues
-  uint64_t buffer_ = 0, peak_ = 0, interval_peak_ = 0;
   uint64_t registers_ = 0;
-  Picos win_from_ = 0, win_to_ = kNever;
   SwitchCounters ctr_;
 };
 

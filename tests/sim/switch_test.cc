@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <deque>
+#include <map>
+#include <random>
+
 #include "sim_fixtures.h"
 
 namespace nfpark::sim {
@@ -79,6 +84,80 @@ TEST(SwitchModel, StrictPriorityThenRoundRobinWithinALevel) {
   for (auto& a : b.peer.got) order.push_back(a.seq);
   // queue 0 sent first (seq 0), so round robin in the low level goes on at queue 1
   EXPECT_EQ(order, (std::vector<uint64_t>{0, 201, 301, 202, 302, 101, 1, 102, 2}));
+}
+
+// The port's pick (eligible and paused masks, levels with their cursors) against a plain model
+// of strict priority and round robin: 1 to 64 queues at random priorities, queues paused and
+// resumed between decisions, every decision compared.
+TEST(SwitchModel, PickIsStrictPriorityThenRoundRobinOverEligibleQueues) {
+  std::mt19937_64 rng(15);
+  for (int round = 0; round < 40; ++round) {
+    const uint16_t nq =
+        uint16_t(round < 4 ? std::array<int, 4>{1, 2, 63, 64}[round] : 1 + int(rng() % 64));
+    Bench b({100, 1}, nq);
+    b.cfg.buffer_bytes = 1ull << 30;
+    b.cfg.priority.resize(nq);
+    const int levels = 1 + int(rng() % 4);
+    for (auto& pr : b.cfg.priority) pr = uint8_t(rng() % levels * 3);
+    // the model: queues of sequence numbers, paused flags, a cursor per priority value
+    std::vector<std::deque<uint64_t>> ref(nq);
+    std::vector<bool> paused(nq, false);
+    std::map<uint8_t, uint64_t, std::greater<>> cursor;
+    for (auto pr : b.cfg.priority) cursor[pr] = 0;
+    auto model_pick = [&]() -> int {
+      for (auto& [pr, cur] : cursor) {
+        int first = -1, after = -1;
+        for (int q = 0; q < nq; ++q) {
+          if (b.cfg.priority[q] != pr || ref[q].empty() || paused[q]) continue;
+          if (first < 0) first = q;
+          if (after < 0 && uint64_t(q) >= cur) after = q;
+        }
+        const int q = after >= 0 ? after : first;
+        if (q < 0) continue;
+        cur = q + 1 == 64 ? 0 : uint64_t(q + 1);
+        return q;
+      }
+      return -1;
+    };
+    b.prog.in = [&](Pass& pass, Packet* p) {
+      const uint16_t q = uint16_t(rng() % nq);
+      ref[q].push_back(p->seq);
+      pass.enqueue(p, 1, q);
+    };
+    uint64_t decisions = 0;
+    b.prog.out = [&](Pass&, Packet* p) {
+      const int q = model_pick();
+      EXPECT_EQ(int(p->queue), q) << "round " << round << " decision " << decisions;
+      if (q >= 0 && !ref[q].empty()) {
+        EXPECT_EQ(p->seq, ref[q].front());
+        ref[q].pop_front();
+      }
+      ++decisions;
+      if (rng() % 3 == 0) {  // pause or resume a queue between decisions
+        const uint16_t t = uint16_t(rng() % nq);
+        paused[t] = !paused[t];
+        b.sw->port(1).set_paused(t, paused[t]);
+      }
+      return true;
+    };
+    b.build();
+    const uint64_t n = 300;
+    for (uint64_t i = 0; i < n; ++i) b.sw->arrive(make_packet(b.pool, 100, i), Picos(i), 0);
+    b.e.run();
+    for (bool again = true; again;) {  // what is still paused leaves once resumed
+      again = false;
+      for (uint16_t q = 0; q < nq; ++q)
+        if (paused[q]) {
+          paused[q] = false;
+          b.sw->port(1).set_paused(q, false);
+          b.e.run();
+          again = true;
+        }
+    }
+    EXPECT_EQ(decisions, n) << "round " << round;
+    EXPECT_EQ(b.peer.got.size(), n);
+    EXPECT_EQ(b.pool.live(), 0u);
+  }
 }
 
 TEST(SwitchModel, SharedBufferTailDropsInCells) {
