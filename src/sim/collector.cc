@@ -27,10 +27,13 @@ void Collector::on_input(Packet* p) {
   if (p->seq < cap_) sent_flows_.push_back(p->flow);
 }
 
-OutBucket& Collector::bucket(Picos at) {
+OutBucket& Collector::find_bucket(Picos at) {
   const uint64_t b = uint64_t(at / interval_);
   while (first_bucket_ + buckets_.size() <= b) buckets_.emplace_back();
-  return buckets_[b - first_bucket_];
+  cur_ = &buckets_[b - first_bucket_];
+  cur_from_ = Picos(b) * interval_;
+  cur_to_ = cur_from_ + interval_;
+  return *cur_;
 }
 
 void Collector::arrive(Packet* p, Picos at, uint16_t) {
@@ -41,11 +44,10 @@ void Collector::arrive(Packet* p, Picos at, uint16_t) {
     out_.win_bytes += p->len;
     out_.wire_bytes += p->len + kWireOverhead;
   }
-  latency_.add(at - p->t_in);
   OutBucket& b = bucket(at);
   ++b.packets;
   b.bytes += p->len;
-  b.latency.add(at - p->t_in);
+  note_latency(at - p->t_in, b);
   if (p->seq < cap_) {
     received_.push_back(p->seq);
     received_at_.push_back(at);
@@ -54,7 +56,19 @@ void Collector::arrive(Packet* p, Picos at, uint16_t) {
   p->pool()->free(p);
 }
 
+void Collector::flush() const {
+  for (uint32_t i = 0; i < npend_; ++i) {
+    latency_.add(pend_[i]);
+    pend_bucket_->latency.add(pend_[i]);
+  }
+  npend_ = 0;
+}
+
 OutBucket Collector::take_bucket(uint64_t index) {
+  flush();
+  pend_bucket_ = nullptr;
+  cur_ = nullptr;
+  cur_from_ = cur_to_ = 0;
   OutBucket out;
   while (first_bucket_ < index && !buckets_.empty()) {  // skipped intervals: nothing to report
     buckets_.pop_front();

@@ -1,10 +1,13 @@
-// Packet records and SimBuffer (the parking logic's buffer operations in the simulator), and the
-// latency histogram.
+// Packet records and SimBuffer (the parking logic's buffer operations in the simulator), the
+// latency histogram and the collector's batched latencies.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
 #include <vector>
 
 #include "core/packet_builder.h"
+#include "sim/collector.h"
 #include "sim/latency_histogram.h"
 #include "sim/sim_buffer.h"
 #include "sim_fixtures.h"
@@ -169,6 +172,48 @@ TEST(LatencyHistogram, QuantilesWithinItsResolution) {
   EXPECT_EQ(small.quantile(1.0), 100);
   for (size_t b = 0; b < 4000; ++b)
     EXPECT_EQ(LatencyHistogram::bucket(uint64_t(LatencyHistogram::midpoint(b))), b);
+}
+
+// The collector batches latencies (collector.h): the run's and every interval's histograms are
+// those of one add a frame, sums included (the same order), with reads between batches, frames
+// whose intervals alternate near a boundary and intervals taken as they complete.
+TEST(Collector, BatchedLatenciesEqualOneAddAFrame) {
+  std::mt19937_64 rng(7);
+  const Picos interval = 50000;
+  Collector c(2, false, 0, interval);
+  PacketPool pool(64);
+  LatencyHistogram all;
+  std::map<uint64_t, LatencyHistogram> by_interval;
+  auto same = [](const LatencyHistogram& a, const LatencyHistogram& b) {
+    if (a.count() != b.count() || a.mean() != b.mean()) return false;  // exact: same sum
+    for (double q = 0.05; q <= 1.0; q += 0.05)
+      if (a.quantile(q) != b.quantile(q)) return false;
+    return true;
+  };
+  Picos t = 0;
+  uint64_t taken = 0;
+  for (int i = 0; i < 20000; ++i) {
+    t += Picos(rng() % 400);
+    const Picos at = t + Picos(rng() % 3000);  // two links' frames interleave out of order
+    Packet* p = pool.alloc();
+    p->len = 100;
+    p->seq = uint64_t(i);
+    p->t_in = at - Picos(rng() % 2000000) - 1000;
+    all.add(at - p->t_in);
+    by_interval[uint64_t(at / interval)].add(at - p->t_in);
+    c.arrive(p, at, uint16_t(i & 1));
+    if (rng() % 500 == 0) {
+      ASSERT_TRUE(same(c.latency(), all)) << "a read flushes the batch, frame " << i;
+    }
+    for (; Picos(taken + 1) * interval + 3000 <= t; ++taken) {  // complete: no frame goes there
+      const OutBucket b = c.take_bucket(taken);
+      ASSERT_TRUE(same(b.latency, by_interval[taken])) << "interval " << taken;
+      EXPECT_EQ(b.latency.count(), b.packets);
+    }
+  }
+  EXPECT_TRUE(same(c.latency(), all));
+  EXPECT_GT(taken, 30u);
+  EXPECT_EQ(pool.live(), 0u);
 }
 
 }  // namespace
