@@ -136,7 +136,6 @@ class alignas(64) Switch final : public PortPeer {
     void receive(Packet* p) override { s->ingress(p, port); }
   };
   uint64_t cells(uint32_t len) const { return cell_.round_up(len); }
-  EgressPort& port_at(uint16_t i) { return *ports_[i]; }
   void commit_actions(Pass& pass);
   void admit(Packet* p, uint16_t port, uint16_t queue);
   void apply_afc(const Pass& pass);
