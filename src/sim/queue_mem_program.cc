@@ -38,7 +38,7 @@ bool QueueMemProgram::reserve(std::string& err) {
 }
 
 // Packets QueueMem released (whole packets) go out through their port's header queue.
-void QueueMemProgram::flush_out(Pass& pass, Packet* except) {
+void QueueMemProgram::flush_released(Pass& pass, Packet* except) {
   for (size_t i = 0; i < to_out_.size(); ++i)
     if (to_out_[i] != except) {
       to_out_[i]->user = kReleased;  // leaves as it is at its egress pass

@@ -77,7 +77,14 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   void poll_if_due(Pass& pass) {
     if (last_poll_ < 0 || sw_.engine().now() - last_poll_ >= poll_every_) poll(pass);
   }
-  void flush_out(Pass& pass, Packet* except = nullptr);
+  // Queues what QueueMem released (to_out_) but `except`, then empties it. Inline for the passes
+  // that released nothing but `except` (most of them).
+  void flush_out(Pass& pass, Packet* except = nullptr) {
+    if (to_out_.empty()) return;
+    if (to_out_.size() == 1 && to_out_[0] == except) return to_out_.clear();
+    flush_released(pass, except);
+  }
+  void flush_released(Pass& pass, Packet* except);
   void arm();
 
   Switch& sw_;
