@@ -118,6 +118,8 @@ class Lpm {
   // The trie's answer for /24 number c (IPv4, host order); `deeper` instead if a prefix longer
   // than /24 lies in it.
   uint32_t slot24(uint32_t c, bool& deeper) const;
+  // Writes the 2^s LpmDir16 group entries of /16 number c from the trie (16-bit root).
+  void dir16_group(uint32_t c, int s, uint16_t* out) const;
   void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   // Writes `entry` over [first, first + n) of the table starting at `base` (root if base < 0,
   // else child group `base`), descending into child groups.
