@@ -2,16 +2,21 @@
 // transparent huge pages (madvise MADV_HUGEPAGE), for lookup tables too big for the TLB's reach
 // in 4 KiB pages (the IPv4 LPM's 64 MiB DIR-24 root, its child groups, flow tables).
 //
-// Parameters: none. Memory: capacity * sizeof(T), rounded up to 2 MiB when it is at least 2 MiB
-// (then 2 MiB-aligned, so the kernel can back it with huge pages: /sys/kernel/mm/
-// transparent_hugepage/enabled must be "always" or "madvise"; otherwise, or when madvise fails,
-// the array works the same on 4 KiB pages). Growth doubles the capacity and moves the mapping
-// (mremap: the pages already written move as they are, with no copy and no new page faults; a
-// huge array moves to a 2 MiB-aligned address, so huge pages stay huge), and is for build time
-// only (never on a packet path). Pages are touched only when written: elements that were never
-// written since they were mapped are known to be zero, so growing over them with a zero fill
-// writes nothing and leaves their pages unbacked until first written (a trie's new child groups
-// under "no route", a flow table's zeroed tags).
+// Parameters: none. Memory: capacity * sizeof(T), rounded up to 2 MiB when it is at least
+// kHugeFrom (256 KiB; then 2 MiB-aligned, so the kernel can back it with huge pages: /sys/kernel/
+// mm/transparent_hugepage/enabled must be "always" or "madvise"; otherwise, or when madvise
+// fails, the array works the same on 4 KiB pages). Why from 256 KiB: on this VM the kernel backs
+// a 2 MiB page in ~30 us and 512 4 KiB pages in ~560 us (zeroing is the small part): a 256 KiB
+// array on small pages already costs more to fault in (~70 us) than a huge page, at most 8x the
+// memory (an LPM built at start-up: 1k IPv4 routes in ~3 MiB on small pages cost ~0.8 ms of
+// faults, 8 MiB on huge pages ~0.1 ms). Growth doubles the capacity; a huge array grows by
+// moving its mapping (mremap: its pages, huge ones whole, move with no copy and no new fault) to
+// a 2 MiB-aligned address, a small one in place or moved (mremap), and from small to huge by a
+// copy (so the new mapping is all huge pages); for build time only (never on a packet path).
+// Pages are touched only when written: elements never written since they were mapped are known
+// to be zero, so growing over them with a zero fill writes nothing and leaves their pages
+// unbacked until first written (a trie's new child groups under "no route", a flow table's
+// zeroed tags).
 // Not DPDK: plain mmap, so the simulator and the unit tests use the same tables. Under
 // AddressSanitizer the array lives on the heap instead (64-byte aligned), so ASan checks it.
 #pragma once
@@ -30,7 +35,7 @@ namespace nfpark::nf {
 template <class T>
 class HugeArray {
   static_assert(std::is_trivially_copyable_v<T>);
-  static constexpr size_t kHuge = size_t(2) << 20, kPage = 4096;
+  static constexpr size_t kHuge = size_t(2) << 20, kHugeFrom = size_t(256) << 10, kPage = 4096;
   static constexpr int kRw = PROT_READ | PROT_WRITE;
 
  public:
@@ -94,9 +99,9 @@ class HugeArray {
   }
   // Back the pages of every later growth at once (one madvise(MADV_POPULATE_WRITE), not one
   // fault per page, and no read fault on the shared zero page before the write fault): for
-  // arrays written soon after they grow (a trie's root and groups, a lookup image). Arrays of
-  // 2 MiB or more fault in 2 MiB pages where the kernel gives them (a fault per 512 pages), and
-  // a doubling would back pages never used: they are not populated. Off by default.
+  // arrays written soon after they grow (a trie's root and groups, a lookup image). Only while
+  // the array is small: from kHugeFrom on it faults in 2 MiB pages (one fault each), and a
+  // doubling would back pages never used. Off by default.
   void populate(bool on) {
     populate_ = on;
   }
@@ -108,7 +113,7 @@ class HugeArray {
  private:
   void reserve(size_t cap) {
     size_t bytes = cap * sizeof(T);
-    const bool huge = bytes >= kHuge;
+    const bool huge = bytes >= kHugeFrom;
     if (huge) bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
     if constexpr (kHeap) {  // ASan: heap memory it can check (no huge pages)
       T* p = static_cast<T*>(::operator new (bytes, std::align_val_t{64}));
@@ -136,13 +141,14 @@ class HugeArray {
       if (head) munmap(base, head);
       if (len - head - bytes) munmap(base + head + bytes, len - head - bytes);
       at = base + head;
-      // The old pages move into the window's start (huge ones stay huge); the rest is fresh.
-      const size_t moved = p_ ? map_len_ : 0;
-      if (p_ && mremap(p_, moved, moved, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
+      // A huge array's pages move into the window's start (huge ones stay huge); a small one's
+      // are copied (left in place, its 4 KiB pages would keep the first 2 MiB off huge pages).
+      const size_t moved = p_ && map_len_ >= kHugeFrom ? map_len_ : 0;
+      if (moved && mremap(p_, moved, moved, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
         munmap(at, bytes);  // the old mapping is untouched
         throw std::bad_alloc();
       }
-      if (p_) p_ = reinterpret_cast<T*>(at);  // moved, same capacity so far
+      if (moved) p_ = reinterpret_cast<T*>(at);  // moved, same capacity so far
       if (mmap(at + moved, bytes - moved, kRw, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
           MAP_FAILED) {
         munmap(at + moved, bytes - moved);
@@ -151,6 +157,11 @@ class HugeArray {
 #ifdef MADV_HUGEPAGE
       madvise(at, bytes, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
 #endif
+      if (p_ && !moved) {  // from small: copy what was written, drop the old mapping
+        if (n_) std::memcpy(static_cast<void*>(at), p_, n_ * sizeof(T));
+        dirty_ = n_;  // the rest of the new mapping is fresh
+        munmap(p_, map_len_);
+      }
     }
 #ifdef MADV_POPULATE_WRITE
     if (populate_ && !huge && bytes > old_len)  // huge: one fault per 2 MiB page anyway

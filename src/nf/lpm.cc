@@ -1,6 +1,5 @@
 #include "nf/lpm.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "nf/lpm_prefix.h"
@@ -61,13 +60,23 @@ uint32_t Lpm::trie_v4(uint32_t a) const {
 // addresses; one that is not a child group holds a single answer, copied over its 2^(s - 8)
 // image entries (s > 8) or read at every 2^(8 - s)th entry (s <= 8); a child group (a prefix
 // past /24: s > 8, the last IPv4 level) gives every 2^(16 - s)th of its entries.
+// out[0, n) = v; n is a power of two (the compiler left std::fill one store per entry).
+static void fill16(uint16_t* out, size_t n, uint16_t v) {
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) out[i] = v;
+    return;
+  }
+  const uint64_t w = v * 0x0001000100010001ULL;
+  for (size_t i = 0; i < n; i += 4) std::memcpy(out + i, &w, sizeof w);
+}
+
 void Lpm::dir16_group(uint32_t c, int s, uint16_t* out) const {
   const auto a16 = [](uint32_t e) {
     return (e & kValid) ? uint16_t(e & kValMask) : uint16_t(0xFFFF);
   };
   const uint32_t e = root_[c];
   const size_t n = size_t(1) << s;
-  if (!(e & kExt)) return std::fill(out, out + n, a16(e));
+  if (!(e & kExt)) return fill16(out, n, a16(e));
   const uint32_t* g = &groups_[size_t(e & kValMask) << 8];
   if (s <= 8) {
     for (size_t j = 0, step = size_t(1) << (8 - s); j < n; ++j) out[j] = a16(g[j * step]);
@@ -76,7 +85,7 @@ void Lpm::dir16_group(uint32_t c, int s, uint16_t* out) const {
   const size_t run = n >> 8, step = size_t(1) << (16 - s);
   for (size_t k = 0; k < 256; ++k, out += run) {
     if (!(g[k] & kExt)) {
-      std::fill(out, out + run, a16(g[k]));
+      fill16(out, run, a16(g[k]));
       continue;
     }
     const uint32_t* h = &groups_[size_t(g[k] & kValMask) << 8];
