@@ -71,14 +71,18 @@ static void fill16(uint16_t* out, size_t n, uint16_t v) {
 }
 
 void Lpm::dir16_group(uint32_t c, int s, uint16_t* out) const {
-  const auto a16 = [](uint32_t e) {
-    return (e & kValid) ? uint16_t(e & kValMask) : uint16_t(0xFFFF);
+  const auto a16 = [](uint32_t e) {  // the value, or 0xFFFF without the valid bit (no branch)
+    return uint16_t(uint32_t(e & kValMask) | uint32_t(int32_t(~e) >> 31));
   };
   const uint32_t e = root_[c];
   const size_t n = size_t(1) << s;
   if (!(e & kExt)) return fill16(out, n, a16(e));
   const uint32_t* g = &groups_[size_t(e & kValMask) << 8];
-  if (s <= 8) {
+  if (s == 8) {  // a /24 the longest: the group as it is (a loop the compiler vectorizes)
+    for (size_t j = 0; j < 256; ++j) out[j] = a16(g[j]);
+    return;
+  }
+  if (s < 8) {
     for (size_t j = 0, step = size_t(1) << (8 - s); j < n; ++j) out[j] = a16(g[j * step]);
     return;
   }

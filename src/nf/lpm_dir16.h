@@ -61,7 +61,8 @@ class LpmDir16 {
   template <class Leaf, class Group>
   bool build(const uint8_t* widths, const Leaf& leaf, const Group& group) {
     size_t entries = 0;
-    for (uint32_t c = 0; c < 1u << 16; ++c) entries += widths[c] ? size_t(1) << widths[c] : 0;
+    for (uint32_t c = 0; c < 1u << 16; ++c)  // 2^w, 0 for w = 0 (no branch: vectorized)
+      entries += (uint64_t(1) << widths[c]) - uint64_t(widths[c] == 0);
     if (bytes_for(entries) > kMaxBytes) return clear(), false;
     reset(entries);
     size_t off = kLeaves;
