@@ -143,7 +143,7 @@ class HugeArray {
       at = base + head;
       // A huge array's pages move into the window's start (huge ones stay huge); a small one's
       // are copied (left in place, its 4 KiB pages would keep the first 2 MiB off huge pages).
-      const size_t moved = p_ && map_len_ >= kHugeFrom ? map_len_ : 0;
+      const size_t moved = p_ && map_len_ >= kHuge ? map_len_ : 0;  // huge mappings: >= 2 MiB
       if (moved && mremap(p_, moved, moved, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
         munmap(at, bytes);  // the old mapping is untouched
         throw std::bad_alloc();
