@@ -6,10 +6,11 @@
 // /8-/15, 5% /25-/32; IPv6: 50% /48, 30% /32-/47, 15% /49-/64, 5% /65-/128), next hop = index
 // mod 1000; 1k and 100k IPv4 routes (NFPARK_LPM_ROUTES=n,n,... for other counts, >= 1000), 1k and
 // 20k IPv6 routes. Addresses: 90% inside a random
-// route, 10% random. One by one: nfpark's Lpm::lookup vs rte_lpm_lookup; bursts of 32 (as
-// Router::process looks up a burst): Lpm::lookup_burst_v4 on the same host-order array as
-// rte_lpm_lookup_bulk (also printed: Lpm::lookup_burst through pointers to the addresses) /
-// rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
+// route, 10% random. Build time: a one-off first build each (printed) and N interleaved
+// rebuilds (the `build` ratio: min over them). One by one: nfpark's Lpm::lookup vs rte_lpm_lookup;
+// bursts of 32 (as Router::process looks up a burst): Lpm::lookup_burst_v4 on the same host-order
+// array as rte_lpm_lookup_bulk (also printed: Lpm::lookup_burst through pointers to the addresses)
+// / rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
 // (IPv4: the LpmDir16 image while it fits in 32 MiB, else the LpmRuns image when smaller than its
 // DIR-24-8 trie; the line says which, and how much of nfpark's table the kernel put on
 // transparent huge pages); its memory is what it maps.
@@ -126,6 +127,24 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
       return rep.fail("lpm " + label + ": rte_lpm_add failed (tbl8s exhausted?)");
   const double peer_build = sw.cpu();
   const size_t peer_mem = dpdk_heap_bytes() - heap0;
+  // Build time, interleaved rebuilds (the first builds above are one-offs, N = 1): nfpark's
+  // inserts + compile() against rte_lpm_create + rte_lpm_add; freeing is not timed.
+  Ratio build;
+  for (int r = 0; r < o.reps; ++r) {
+    {
+      Stopwatch b;
+      nf::Lpm t(4);
+      for (const Route& x : routes) t.insert(x.addr.data(), x.len, x.hop);
+      t.compile();
+      build.variant.add(b.cpu());
+    }
+    Stopwatch b;
+    rte_lpm* l = rte_lpm_create(("peer_lpm4_re_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &cfg);
+    if (!l) return rep.fail("lpm " + label + ": rte_lpm_create failed");
+    for (const Route& x : routes) rte_lpm_add(l, host32(x.addr.data()), uint8_t(x.len), x.hop);
+    build.base.add(b.cpu());
+    rte_lpm_free(l);
+  }
   const size_t nkeys = o.quick ? 65536 : 262144;
   const auto addrs = make_addrs(routes, nkeys, 99);
   std::vector<uint32_t> ips(nkeys), got(nkeys);
@@ -198,6 +217,9 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
       ptrs.variant.min() * 1e9, one.base.min() * 1e9, bulk.base.min() * 1e9);
   std::printf("    nfpark/rte_lpm one-by-one %s, bulk %s (header pointers: %s)\n",
               one.text().c_str(), bulk.text().c_str(), ptrs.text().c_str());
+  std::printf("  rebuilds: nfpark %.2f ms, rte_lpm %.2f ms (min); nfpark/rte_lpm build %s\n",
+              build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str());
+  rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " build", build));
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " one-by-one", one));
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " bulk32", bulk));
   rte_lpm_free(lpm);
@@ -223,6 +245,22 @@ inline void bench_lpm6(size_t n, const PeerOpts& o, PeerReport& rep) {
       return rep.fail("lpm " + label + ": rte_lpm6_add failed");
   const double peer_build = sw.cpu();
   const size_t peer_mem = dpdk_heap_bytes() - heap0;
+  Ratio build;  // interleaved rebuilds, as for IPv4
+  for (int r = 0; r < o.reps; ++r) {
+    {
+      Stopwatch b;
+      nf::Lpm t(16);
+      for (const Route& x : routes) t.insert(x.addr.data(), x.len, x.hop);
+      build.variant.add(b.cpu());
+    }
+    Stopwatch b;
+    rte_lpm6* l =
+        rte_lpm6_create(("peer_lpm6_re_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &cfg);
+    if (!l) return rep.fail("lpm " + label + ": rte_lpm6_create failed");
+    for (const Route& x : routes) rte_lpm6_add(l, x.addr.data(), uint8_t(x.len), x.hop);
+    build.base.add(b.cpu());
+    rte_lpm6_free(l);
+  }
   const size_t nkeys = o.quick ? 65536 : 262144;
   auto addrs = make_addrs(routes, nkeys, 98);
   std::vector<int32_t> got(nkeys);
@@ -259,6 +297,9 @@ inline void bench_lpm6(size_t n, const PeerOpts& o, PeerReport& rep) {
       label.c_str(), nf_build * 1e3, peer_build * 1e3, mine.memory_bytes() / 1024, peer_mem / 1024,
       100.0 * double(hits) / double(nkeys), bulk.variant.min() * 1e9, bulk.base.min() * 1e9);
   std::printf("    nfpark/rte_lpm6 bulk %s\n", bulk.text().c_str());
+  std::printf("  rebuilds: nfpark %.2f ms, rte_lpm6 %.2f ms (min); nfpark/rte_lpm6 build %s\n",
+              build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str());
+  rep.ratios.push_back(peer_ratio("dpdk-lpm6", label + " build", build));
   rep.ratios.push_back(peer_ratio("dpdk-lpm6", label + " bulk32", bulk));
   rte_lpm6_free(lpm);
 }

@@ -17,6 +17,10 @@ void Lpm::init_root(int stride) {
   stride_ = stride;
   root_.clear();
   groups_.clear();
+  // A 16-bit root (256 KiB) is read and written all over by the inserts, the groups as they
+  // are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
+  root_.populate(stride == 16);
+  groups_.populate(true);
   root_.resize(size_t(1) << stride, 0);
   image_ = Image::kTrie;
   dir16_.clear();
@@ -29,12 +33,14 @@ void Lpm::init_root(int stride) {
 bool Lpm::compile() {
   image_ = Image::kTrie;
   runs_.clear();
-  const auto look = [this](uint32_t a) { return trie_v4(a); };
-  if (!width_.empty() && image_fits() && dir16_.build(width_.data(), look)) {
+  const auto leaf = [this](uint32_t c) { return answer(root_[c]); };
+  const auto group = [this](uint32_t c, int s, uint16_t* out) { dir16_group(c, s, out); };
+  if (!width_.empty() && image_fits() && dir16_.build(width_.data(), leaf, group)) {
     image_ = Image::kDir16;
     return true;
   }
   dir16_.clear();
+  const auto look = [this](uint32_t a) { return trie_v4(a); };
   // Past LpmDir16's bound (auto mode): the runs image when it is smaller than the trie.
   const auto slot = [this](uint32_t c, bool& deeper) { return slot24(c, deeper); };
   if (auto_ && runs_.build(slot, look, (root_.size() + groups_.size()) * sizeof(uint32_t)))
@@ -47,6 +53,48 @@ uint32_t Lpm::trie_v4(uint32_t a) const {
   uint32_t e = root_[a >> shift];
   while (e & kExt) shift -= 8, e = groups_[size_t(e & kValMask) << 8 | (a >> shift & 0xFF)];
   return answer(e);
+}
+
+// The LpmDir16 group of /16 number c (16-bit root, width s): entry j answers for the first
+// address of its 2^(16 - s) (see LpmDir16). The /16's trie group has 256 entries of 2^8
+// addresses; one that is not a child group holds a single answer, copied over its 2^(s - 8)
+// image entries (s > 8) or read at every 2^(8 - s)th entry (s <= 8); a child group (a prefix
+// past /24: s > 8, the last IPv4 level) gives every 2^(16 - s)th of its entries.
+// out[0, n) = v; n is a power of two (the compiler left std::fill one store per entry).
+static void fill16(uint16_t* out, size_t n, uint16_t v) {
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) out[i] = v;
+    return;
+  }
+  const uint64_t w = v * 0x0001000100010001ULL;
+  for (size_t i = 0; i < n; i += 4) std::memcpy(out + i, &w, sizeof w);
+}
+
+void Lpm::dir16_group(uint32_t c, int s, uint16_t* out) const {
+  const auto a16 = [](uint32_t e) {  // the value, or 0xFFFF without the valid bit (no branch)
+    return uint16_t(uint32_t(e & kValMask) | uint32_t(int32_t(~e) >> 31));
+  };
+  const uint32_t e = root_[c];
+  const size_t n = size_t(1) << s;
+  if (!(e & kExt)) return fill16(out, n, a16(e));
+  const uint32_t* g = &groups_[size_t(e & kValMask) << 8];
+  if (s == 8) {  // a /24 the longest: the group as it is (a loop the compiler vectorizes)
+    for (size_t j = 0; j < 256; ++j) out[j] = a16(g[j]);
+    return;
+  }
+  if (s < 8) {
+    for (size_t j = 0, step = size_t(1) << (8 - s); j < n; ++j) out[j] = a16(g[j * step]);
+    return;
+  }
+  const size_t run = n >> 8, step = size_t(1) << (16 - s);
+  for (size_t k = 0; k < 256; ++k, out += run) {
+    if (!(g[k] & kExt)) {
+      fill16(out, run, a16(g[k]));
+      continue;
+    }
+    const uint32_t* h = &groups_[size_t(g[k] & kValMask) << 8];
+    for (size_t m = 0; m < run; ++m) out[m] = a16(h[m * step]);
+  }
 }
 
 uint32_t Lpm::slot24(uint32_t c, bool& deeper) const {

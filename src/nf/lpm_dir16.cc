@@ -2,11 +2,12 @@
 
 namespace nfpark::nf {
 
-void LpmDir16::reset() {
+void LpmDir16::reset(size_t entries) {
   clear();
-  root_.resize(size_t(1) << 16, kNone << 5 | 16);
-  t_.resize(kLeaves, 0);  // leaf slots: t_[v] = v
-  for (uint32_t v = 0; v < kNone; ++v) t_[v] = uint16_t(v);
+  root_.populate(true), t_.populate(true);  // written whole, right away
+  root_.resize(size_t(1) << 16, 0);         // fresh pages, each entry written by build()
+  t_.resize(kLeaves + entries, 0);          // the groups: each entry written by build()'s writer
+  for (uint32_t v = 0; v < kNone; ++v) t_[v] = uint16_t(v);  // leaf slots: t_[v] = v
   t_[kNone] = 0xFFFF;
 }
 

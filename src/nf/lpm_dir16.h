@@ -15,8 +15,9 @@
 //
 // Parameters: kMaxBytes (32 MiB: image memory at most; past it Lpm drops the image), values up
 // to kMaxValue (15 bits: the router's next-hop indices). Memory: 256 KiB root + 64 KiB leaves +
-// 2 B per group entry (2^(longest − 16) entries per /16 with prefixes past /16). Build: one trie
-// lookup per entry (16M at most: tens of ms), once, after the routes are in.
+// 2 B per group entry (2^(longest − 16) entries per /16 with prefixes past /16). Build: each entry
+// written once from the trie's groups (runs copied, no lookup per entry; 16M at most), once,
+// after the routes are in.
 //
 // Theory of operation. t_ holds 16-bit entries: [0, 32767) leaf slots (t_[v] = v), t_[32767] =
 // 0xFFFF (no route; sign-extends to kNoRoute), then the groups. A root entry is off << 5 | shift
@@ -50,31 +51,31 @@ class LpmDir16 {
     for (size_t i = 0; i < n; ++i) out[i] = lookup(addrs[i]);
   }
   // Builds the image of a trie: widths[c] = the group width of /16 number c (0..16: its longest
-  // prefix − 16, or 0), look(a) = the trie's answer for host-order address a (value or
-  // kNoRoute). False (and an empty image) if it would pass kMaxBytes or a value is above
-  // kMaxValue: then it must not answer.
-  template <class Look>
-  bool build(const uint8_t* widths, const Look& look) {
+  // prefix − 16, or 0); leaf(c) = the answer (value or kNoRoute) of /16 number c when its width
+  // is 0; group(c, s, out) writes the 2^s entries of c's group (s = widths[c] > 0): out[j] = the
+  // answer for host-order address c << 16 | j << (16 − s), as its value or 0xFFFF for none, every
+  // value at most kMaxValue (the caller checks). False (and an empty image) if it would pass
+  // kMaxBytes or a leaf's value is above kMaxValue: then it must not answer. Each entry is
+  // written once (no fill first): the group writer copies the trie's runs, it does not look up
+  // each entry.
+  template <class Leaf, class Group>
+  bool build(const uint8_t* widths, const Leaf& leaf, const Group& group) {
     size_t entries = 0;
-    for (uint32_t c = 0; c < 1u << 16; ++c) entries += widths[c] ? size_t(1) << widths[c] : 0;
+    for (uint32_t c = 0; c < 1u << 16; ++c)  // 2^w, 0 for w = 0 (no branch: vectorized)
+      entries += (uint64_t(1) << widths[c]) - uint64_t(widths[c] == 0);
     if (bytes_for(entries) > kMaxBytes) return clear(), false;
-    reset();
-    t_.resize(kLeaves + entries, 0xFFFF);
+    reset(entries);
     size_t off = kLeaves;
     for (uint32_t c = 0; c < 1u << 16; ++c) {
       const int s = widths[c];
       if (s == 0) {
-        const uint32_t v = look(c << 16);
+        const uint32_t v = leaf(c);
         if (v != kNoRoute && v > kMaxValue) return clear(), false;
         root_[c] = (v == kNoRoute ? kNone : v) << 5 | 16;
         continue;
       }
       root_[c] = uint32_t(off) << 5 | uint32_t(16 - s);
-      for (uint32_t j = 0; j < 1u << s; ++j) {
-        const uint32_t v = look(c << 16 | j << (16 - s));
-        if (v != kNoRoute && v > kMaxValue) return clear(), false;
-        t_[off + j] = v == kNoRoute ? 0xFFFF : uint16_t(v);
-      }
+      group(c, s, &t_[off]);
       off += size_t(1) << s;
     }
     return true;
@@ -89,9 +90,9 @@ class LpmDir16 {
 
  private:
   static constexpr uint32_t kLeaves = 32768, kNone = kLeaves - 1;
-  void reset();
-  HugeArray<uint32_t> root_;  // 2^16 entries: off << 5 | (16 - width)
-  HugeArray<uint16_t> t_;     // leaf slots, then groups
+  void reset(size_t entries);  // an image of kLeaves + entries, leaf slots written
+  HugeArray<uint32_t> root_;   // 2^16 entries: off << 5 | (16 - width)
+  HugeArray<uint16_t> t_;      // leaf slots, then groups
 };
 
 }  // namespace nfpark::nf

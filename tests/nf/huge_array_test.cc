@@ -30,6 +30,45 @@ TEST(HugeArray, GrowthKeepsContentsAndFillsNewElements) {
   for (size_t i = 50; i < 200; ++i) ASSERT_EQ(a[i], 0u) << i;
 }
 
+// Growth moves the mapping (mremap) rather than copying: every step of small -> small -> huge ->
+// huge keeps what was written, the never-written tail reads zero with or without `populate`, and
+// a huge array stays 2 MiB-aligned after it moved.
+TEST(HugeArray, GrowthByMovingKeepsContentsAtEverySize) {
+  for (bool populate : {false, true}) {
+    HugeArray<uint32_t> a;
+    a.populate(populate);
+    size_t written = 0;
+    for (size_t n : {size_t(10), size_t(1000), size_t(5000), size_t(300000), size_t(1) << 20,
+                     size_t(3) << 20}) {
+      a.resize(n, 0);
+      for (size_t i = written; i < n; i += 97) ASSERT_EQ(a[i], 0u) << n << " " << i;
+      for (size_t i = (written + 6) / 7 * 7; i < n; i += 7) a[i] = uint32_t(i * 2654435761u);
+      written = n;
+      for (size_t i = 0; i < n; i += 7) ASSERT_EQ(a[i], uint32_t(i * 2654435761u)) << n << " " << i;
+      EXPECT_GE(a.mapped_bytes(), n * 4);
+      if (!HugeArray<uint32_t>::kHeap && n * 4 >= (256u << 10)) {  // from kHugeFrom
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % (2u << 20), 0u) << n;
+      }
+    }
+  }
+}
+
+// A zero fill is skipped only over elements never written: elements written, shrunk away and
+// grown back over (within the capacity or past it, moving the mapping) read as the fill.
+TEST(HugeArray, ZeroFillIsWrittenOverElementsWrittenBefore) {
+  HugeArray<uint16_t> a;
+  a.resize(3000, 0);
+  for (size_t i = 0; i < 3000; ++i) a[i] = 0xBEEF;
+  a.resize(10, 0);
+  a.resize(2000, 0);  // within the capacity
+  for (size_t i = 10; i < 2000; ++i) ASSERT_EQ(a[i], 0u) << i;
+  for (size_t i = 0; i < 2000; ++i) a[i] = 0xBEEF;
+  a.resize(5, 0);
+  a.resize(size_t(2) << 20, 0);  // past it: the old pages move, then the fill
+  for (size_t i = 5; i < 3000; ++i) ASSERT_EQ(a[i], 0u) << i;
+  for (size_t i = 0; i < 5; ++i) ASSERT_EQ(a[i], 0xBEEFu);
+}
+
 TEST(HugeArray, MoveTransfersOwnership) {
   HugeArray<uint64_t> a;
   a.resize(10, 5);

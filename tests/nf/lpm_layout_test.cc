@@ -283,16 +283,24 @@ TEST(LpmLayout, ImageGroupsAreAsWideAsTheLongestPrefixOfTheirSlash16) {
   widths[0x0A01] = 9;
   widths[0x0B0B] = 4;
   LpmDir16 d;
-  ASSERT_TRUE(d.build(widths.data(), [&](uint32_t a) { return reference(routes, a); }));
+  // The image's writers, from the reference: a leaf /16's answer, a group's entries.
+  const auto leaf = [&](uint32_t c) { return reference(routes, c << 16); };
+  const auto group = [&](uint32_t c, int s, uint16_t* out) {
+    for (uint32_t j = 0; j < 1u << s; ++j) {
+      const uint32_t v = reference(routes, c << 16 | j << (16 - s));
+      out[j] = v == LpmDir16::kNoRoute ? 0xFFFF : uint16_t(v);
+    }
+  };
+  ASSERT_TRUE(d.build(widths.data(), leaf, group));
   EXPECT_EQ(d.width(0x0A01), 9);
   EXPECT_EQ(d.width(0x0B0B), 4);
   EXPECT_EQ(d.width(0x0A02), 0);
   for (uint32_t a : {0x0A010203u, 0x0A010280u, 0x0A0102FFu, 0x0A010300u, 0x0A0101FFu, 0x0B000000u,
                      0x0A01FFFFu, 0xFFFFFFFFu, 0u, 0x0B0B0FFFu, 0x0B0B1000u})
     EXPECT_EQ(d.lookup(a), reference(routes, a)) << std::hex << a;
-  // A value past 15 bits cannot be held: build says so.
+  // A value past 15 bits cannot be held: build says so (a leaf's; Lpm checks group values).
   routes.push_back({0x0C000000, 8, LpmDir16::kMaxValue + 1});
-  EXPECT_FALSE(d.build(widths.data(), [&](uint32_t a) { return reference(routes, a); }));
+  EXPECT_FALSE(d.build(widths.data(), leaf, group));
 }
 
 }  // namespace
