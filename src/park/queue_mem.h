@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/parse.h"
 #include "core/time.h"
 #include "park/buffer_ops.h"
@@ -369,8 +370,8 @@ class QueueMem {
     next_id_ = next_id_ + 1 == 0 ? 1 : next_id_ + 1;
     return id;
   }
-  void encode(Handle h, uint32_t at, uint8_t port, uint32_t idx, uint32_t id, uint32_t len,
-              uint32_t parked) {
+  NFPARK_HOT_INLINE void encode(Handle h, uint32_t at, uint8_t port, uint32_t idx, uint32_t id,
+                                uint32_t len, uint32_t parked) {
     ParkTag tag;
     tag.parked = true;
     tag.slice = port;
