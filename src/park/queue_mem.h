@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/parse.h"
 #include "core/time.h"
 #include "park/buffer_ops.h"
@@ -129,7 +130,7 @@ class QueueMem {
       why = &ctr_.not_split_large;
     } else if (!cfg_.no_split.empty() && cfg_.no_split.match(d, L)) {
       why = &ctr_.not_split_filtered;
-    } else if (!st_.room(s)) {
+    } else if (!st_.room(s, port)) {
       why = &ctr_.not_split_store_full;
     } else {
       // Never lent: a batch leaves once every header is back, copies included, and a payload
@@ -149,7 +150,7 @@ class QueueMem {
       }
       why = &ctr_.not_split_no_buffer;
     }
-    if (waits && !st_.room(s)) return refuse(s, to_out);
+    if (waits && !st_.room(s, port)) return refuse(s, to_out);
     ++ctr_.rx;
     if (!B::open_gap(pkt, hdr, codec_.size())) {
       drop(pkt, ctr_.drop_no_headroom);
@@ -166,7 +167,7 @@ class QueueMem {
       ParkTag tag;
       tag.slice = port;
       tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));
-      codec_.encode(tag, B::data(pkt) + hdr);
+      codec_.encode_nfpark(tag, B::data(pkt) + hdr);
     }
     carry_layout<B>(pkt, L);  // a tag after the headers changes no offset
     to_nf.push(pkt);
@@ -369,8 +370,8 @@ class QueueMem {
     next_id_ = next_id_ + 1 == 0 ? 1 : next_id_ + 1;
     return id;
   }
-  void encode(Handle h, uint32_t at, uint8_t port, uint32_t idx, uint32_t id, uint32_t len,
-              uint32_t parked) {
+  NFPARK_HOT_INLINE void encode(Handle h, uint32_t at, uint8_t port, uint32_t idx, uint32_t id,
+                                uint32_t len, uint32_t parked) {
     ParkTag tag;
     tag.parked = true;
     tag.slice = port;
@@ -378,7 +379,7 @@ class QueueMem {
     tag.generation = id;
     tag.orig_len = uint16_t(std::min<uint32_t>(len, kMaxTaggedFrame));  // whole ones may be more
     tag.parked_len = uint16_t(parked);                                  // 0: a queued whole packet
-    codec_.encode(tag, B::data(h) + at);
+    codec_.encode_nfpark(tag, B::data(h) + at);                         // codec_ is kNfpark
   }
   void hold(uint32_t bytes) {
     ctr_.held_pkts++;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/time.h"
 
 namespace nfpark::park {
@@ -118,13 +119,14 @@ class QueueMemStore {
     const uint32_t h = slice_[s].head;
     return h != kNone && flow_seq_[b] >= batches_[h].seq;
   }
-  // True when slice `s` can take one more packet (a place in its open batch or a free queue,
-  // and a header-array entry).
-  bool room(uint32_t s) const {
+  // True when slice `s` of port `port` can take one more packet (a place in its open batch or
+  // a free queue, and a header-array entry).
+  bool room(uint32_t s, uint8_t port) const {
     if (!free_slots_) return false;
     const uint32_t t = slice_[s].tail;
-    return (t != kNone && !batches_[t].closed) || !free_[s / slices_].empty();
+    return (t != kNone && !batches_[t].closed) || !free_[port].empty();
   }
+  bool room(uint32_t s) const { return room(s, uint8_t(s / slices_)); }
   // Where add() put a packet: its header-array index, its batch's queue, and whether it opened
   // that batch (the caller pauses the queue then): what the caller would otherwise read back.
   struct Added {
@@ -133,8 +135,9 @@ class QueueMemStore {
   };
   // Adds a packet to slice `s`'s open batch (opening one if needed; room(s) must hold). The slot
   // gets `id`, send number `send`, `whole`.
-  Added add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send, uint32_t bytes,
-            uint16_t hdr_len, bool whole, Nanos now) {
+  // Inline: once per packet, in QueueMem::split.
+  NFPARK_HOT_INLINE Added add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send,
+                              uint32_t bytes, uint16_t hdr_len, bool whole, Nanos now) {
     Slice& sl = slice_[s];
     const bool opened = sl.tail == kNone || batches_[sl.tail].closed;
     if (opened) {

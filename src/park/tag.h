@@ -41,11 +41,13 @@
 //   set_drop(tag, format)    sets OP in place; the tag stays valid
 #pragma once
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string_view>
 
+#include "core/hot_path.h"
 #include "park/keyed_perm.h"
 #include "park/siphash.h"
 
@@ -89,6 +91,11 @@ class TagCodec {
   // The nfpark format's encode and peek are inline: they run once per split and merge.
   void encode(const ParkTag& t, uint8_t* out) const {
     if (format_ != TagFormat::kNfpark) return encode_payloadpark(t, out);
+    encode_nfpark(t, out);
+  }
+  // encode() for a codec of the nfpark format (QueueMem's): always inlined into its caller.
+  NFPARK_HOT_INLINE void encode_nfpark(const ParkTag& t, uint8_t* out) const {
+    assert(format_ == TagFormat::kNfpark);
     const uint8_t flags = uint8_t(kVersion << 4 | (t.parked ? kFlagParked : 0) |
                                   (t.drop ? kFlagDrop : 0) | (keyed_ ? kFlagKeyed : 0));
     const uint64_t w0 = uint64_t(kMagic) | uint64_t(flags) << 8 | uint64_t(t.slice) << 16 |

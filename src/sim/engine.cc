@@ -14,36 +14,12 @@ uint32_t Engine::grow() {
   return uint32_t(nodes_.size() - 1);
 }
 
-void Engine::schedule_key(Picos at, uint64_t key, EventHandler* h, uint64_t arg) {
-  assert(at >= now_);
-  uint32_t n = free_;
-  if (n != kNil) [[likely]]
-    free_ = nodes_[n].next;
-  else
-    n = grow();
+void Engine::insert_sorted(Bucket& bk, uint32_t n) {
   Node& x = nodes_[n];
-  x = Node{at, key, h, arg, kNil};
-  ++pending_;
-  if (first_valid_ && (first_ == kNil || x.before(nodes_[first_]))) first_ = n;
-  if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) [[unlikely]]
-    return heap_push(n);
-  const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
-  Bucket& bk = bucket_[b];
-  // keep the bucket in (time, tie) order: a new node usually goes after its tail (time mostly
-  // grows with scheduling)
-  if (bk.tail == kNil) {
-    bk.head = bk.tail = n;
-    bits_[b >> 6] |= 1ull << (b & 63);
-    summary_[b >> 12] |= 1ull << ((b >> 6) & 63);
-  } else if (nodes_[bk.tail].before(x)) [[likely]] {
-    nodes_[bk.tail].next = n;
-    bk.tail = n;
-  } else {
-    uint32_t* link = &bk.head;
-    while (nodes_[*link].before(x)) link = &nodes_[*link].next;
-    x.next = *link;
-    *link = n;
-  }
+  uint32_t* link = &bk.head;
+  while (nodes_[*link].before(x)) link = &nodes_[*link].next;
+  x.next = *link;
+  *link = n;
 }
 
 uint32_t Engine::ring_first() const {
@@ -72,14 +48,13 @@ uint32_t Engine::ring_first() const {
 
 uint32_t Engine::find_first() const {
   const uint32_t r = ring_first();
-  if (far_.empty()) return r;
-  const uint32_t f = far_[0];
-  return r == kNil || nodes_[f].before(nodes_[r]) ? f : r;
+  if (far_top_ == kNil) return r;
+  return r == kNil || !before_far(r) ? far_top_ : r;
 }
 
-void Engine::unlink(uint32_t n) {
+inline void Engine::unlink(uint32_t n) {
   assert(nodes_[n].at == now_);
-  if (!far_.empty() && far_[0] == n) [[unlikely]] {
+  if (n == far_top_) [[unlikely]] {
     first_valid_ = false;
     return heap_pop();
   }
@@ -90,7 +65,7 @@ void Engine::unlink(uint32_t n) {
     // a bucket holds one lap of the ring: its next node is the ring's first; the heap's first
     // may still come before it
     first_ = bk.head;
-    first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
+    first_valid_ = before_far(first_);
   } else {
     bk.tail = kNil;
     uint64_t& w = bits_[b >> 6];
@@ -99,7 +74,7 @@ void Engine::unlink(uint32_t n) {
     // ring's next (lower ones are a lap ahead); else find_first() scans on
     if (const uint64_t later = w & (~0ull << (b & 63))) {
       first_ = bucket_[(b & ~63u) | uint32_t(__builtin_ctzll(later))].head;
-      first_valid_ = far_.empty() || nodes_[first_].before(nodes_[far_[0]]);
+      first_valid_ = before_far(first_);
     } else {
       first_valid_ = false;
       if (!w) summary_[b >> 12] &= ~(1ull << ((b >> 6) & 63));
@@ -116,6 +91,8 @@ void Engine::heap_push(uint32_t n) {
     std::swap(far_[i], far_[p]);
     i = p;
   }
+  far_top_ = far_[0];
+  far_min_ = nodes_[far_top_].order();
 }
 
 void Engine::heap_pop() {
@@ -130,6 +107,8 @@ void Engine::heap_pop() {
     std::swap(far_[i], far_[c]);
     i = c;
   }
+  far_top_ = far_.empty() ? kNil : far_[0];
+  far_min_ = far_.empty() ? ~(unsigned __int128)0 : nodes_[far_top_].order();
 }
 
 uint64_t Engine::run(Picos until) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/hot_path.h"
 #include "sim/tie.h"
 #include "sim/time.h"
 
@@ -89,7 +90,35 @@ class Engine {
   // with that key (schedule_key) or, when it comes before every pending event, runs it itself
   // (run_inline). The engine then runs everything in the order it would have run had each of
   // those events been scheduled on its own.
-  void schedule_key(Picos at, uint64_t key, EventHandler* h, uint64_t arg = 0);
+  NFPARK_HOT_INLINE void schedule_key(Picos at, uint64_t key, EventHandler* h, uint64_t arg = 0) {
+    assert(at >= now_);
+    uint32_t n = free_;
+    if (n != kNil) [[likely]]
+      free_ = nodes_[n].next;
+    else
+      n = grow();
+    Node& x = nodes_[n];
+    x = Node{at, key, h, arg, kNil};
+    ++pending_;
+    if (first_valid_ && (first_ == kNil || x.before(nodes_[first_]))) first_ = n;
+    if (uint64_t(at >> kShift) - uint64_t(now_ >> kShift) >= kBuckets) [[unlikely]]
+      return heap_push(n);
+    const uint32_t b = uint32_t(at >> kShift) & (kBuckets - 1);
+    Bucket& bk = bucket_[b];
+    // keep the bucket in (time, tie) order: a new node usually goes after its tail (time mostly
+    // grows with scheduling) or into an empty bucket
+    if (bk.tail == kNil) {
+      bk.head = bk.tail = n;
+      uint64_t& w = bits_[b >> 6];
+      if (!w) summary_[b >> 12] |= 1ull << ((b >> 6) & 63);
+      w |= 1ull << (b & 63);
+    } else if (nodes_[bk.tail].before(x)) [[likely]] {
+      nodes_[bk.tail].next = n;
+      bk.tail = n;
+    } else {
+      insert_sorted(bk, n);
+    }
+  }
   // True, with the clock moved to `at`, when the event (at, key) is next: no pending event comes
   // before it, at >= now(), the running run() would not stop before it (its `until`, stop()).
   // A device's next event of its own tie comes after every pending one of that tie: pass
@@ -131,6 +160,7 @@ class Engine {
     uint32_t head = kNil, tail = kNil;  // its list, in (time, tie) order
   };
   uint32_t grow();  // a fresh node at the end of nodes_ (the free list is empty)
+  void insert_sorted(Bucket& bk, uint32_t n);  // n into bk's list, before its first later node
   // The earliest pending node (ring or heap), kNil when none. Cached: schedule() keeps the cache
   // (a new node replaces it only when earlier), taking the first node out finds the next in
   // the same bucket, so a handler asking next_time() after each packet does not scan the
@@ -144,17 +174,22 @@ class Engine {
   }
   uint32_t find_first() const;
   uint32_t ring_first() const;  // the head of the first non-empty bucket from now on
-  void unlink(uint32_t n);      // removes the earliest node `n` (ring or heap); the clock is at it
+  // Removes the earliest node `n` (ring or heap); the clock is at it. Inline in run().
+  inline void unlink(uint32_t n);
+  // The ring's first node `f` is the earliest pending unless the heap's comes first.
+  bool before_far(uint32_t f) const { return nodes_[f].order() < far_min_; }
   void heap_push(uint32_t n);
   void heap_pop();
 
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
-  std::vector<Bucket> bucket_;                   // head and tail node per bucket
-  std::array<uint64_t, kWords> bits_{};          // non-empty buckets
-  std::array<uint64_t, kWords / 64> summary_{};  // non-zero words of bits_
-  std::vector<uint32_t> far_;                    // binary heap of nodes beyond the horizon
-  mutable uint32_t first_ = kNil;                // find_first() while first_valid_
+  std::vector<Bucket> bucket_;                         // head and tail node per bucket
+  std::array<uint64_t, kWords> bits_{};                // non-empty buckets
+  std::array<uint64_t, kWords / 64> summary_{};        // non-zero words of bits_
+  std::vector<uint32_t> far_;                          // binary heap of nodes beyond the horizon
+  unsigned __int128 far_min_ = ~(unsigned __int128)0;  // its first's order (all ones: empty)
+  uint32_t far_top_ = kNil;                            // its first (kNil: empty)
+  mutable uint32_t first_ = kNil;                      // find_first() while first_valid_
   mutable bool first_valid_ = true;
   Picos now_ = 0;
   Picos until_ = kNever;  // the running run()'s limit
