@@ -22,7 +22,8 @@
 // in a ring or in the NF server's hands, the loop (1) has the NF server release what it holds
 // (a replay's trace time cannot advance while the input waits) and, if that moved nothing,
 // (2) tells the mode the NF side is idle (SwitchMode::nf_idle): what it waits for will not come.
-// The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration).
+// The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration, for a mode
+// that has them: SwitchMode::polls).
 //
 // Several NF servers (--nf-servers M): one NF link per server (sw_nf[k]; in one process a ring
 // pair to NfServer k, all served inline or by the one NF lcore; with --role switch, M ports to M
