@@ -28,11 +28,17 @@ uint16_t NfServer::poll(Port& port, Nanos now) {
   return n;
 }
 
-const std::vector<rte_mbuf*>& NfServer::hand(rte_mbuf** pkts, uint16_t n, Nanos now) {
+std::span<rte_mbuf* const> NfServer::hand(rte_mbuf** pkts, uint16_t n, Nanos now,
+                                          const uint64_t* wire_bytes) {
   out_.clear();
+  handed_ = pkts;
+  handed_kept_ = 0;
   const std::optional<Nanos> t =
       step_->clock(pkts, n, now, [](rte_mbuf* m) { return MbufMeta::ts(m); });
-  if (t) step_->run(pkts, n, *t, *this);  // no clock: n == 0 before any packet (replay)
+  if (t) step_->run(pkts, n, *t, *this, wire_bytes);  // no clock: n == 0 before any packet
+  const bool in_place = handed_ != nullptr;
+  handed_ = nullptr;
+  if (in_place) return {pkts, handed_kept_};
   return out_;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/counters.h"
@@ -43,8 +44,11 @@ class NfServer {
   bool direct_ok() const { return !faults_ && !box_ && step_->reframer() == nullptr; }
   // Runs `n` (<= kBurst) packets handed over at `now` through the chain, as poll() would had it
   // read them from its port; returns the survivors and drop notices, in order (valid until the
-  // next call). The caller counts what crossed (the link's port counters).
-  const std::vector<rte_mbuf*>& hand(rte_mbuf** pkts, uint16_t n, Nanos now);
+  // next call; when they are the first of pkts[0, n), in place, they are not copied). The caller
+  // counts what crossed (the link's port counters). `wire_bytes`: the packets' wire bytes when the
+  // caller knows them (park::NfBurst::run).
+  std::span<rte_mbuf* const> hand(rte_mbuf** pkts, uint16_t n, Nanos now,
+                                  const uint64_t* wire_bytes = nullptr);
   // hand() returned exactly the packets it was given, in order and as long as they came
   // (park::NfBurst::passed_whole()): the caller's counts of them hold for what came back.
   bool handed_whole() const { return step_->passed_whole(); }
@@ -72,16 +76,29 @@ class NfServer {
   // park::NfBurst's sink: survivors go to the fault injector (if any) and out_.
   void viewed(rte_mbuf*, bool) {}
   void burst(rte_mbuf** pkts, const uint32_t* tag_at, const bool*, uint16_t n, Nanos now) {
-    if (faults_)
+    if (faults_) {
       faults_->apply(pkts, tag_at, n, now, out_);
-    else
-      out_.insert(out_.end(), pkts, pkts + n);
+      return;
+    }
+    if (handed_ && pkts == handed_ + handed_kept_) {  // hand(): they are where they came in
+      handed_kept_ += n;
+      return;
+    }
+    if (handed_) {  // not in place after all: what was kept in place goes first
+      out_.assign(handed_, handed_ + handed_kept_);
+      handed_ = nullptr;
+    }
+    out_.insert(out_.end(), pkts, pkts + n);
   }
 
  private:
   std::unique_ptr<park::NfBurst<MbufOps>> step_;
   std::unique_ptr<FaultInjector> faults_;
   std::vector<rte_mbuf*> out_;
+  // hand(): the burst handed over, whose first handed_kept_ packets are the output so far
+  // (nullptr: not handing, or the output is out_)
+  rte_mbuf** handed_ = nullptr;
+  uint16_t handed_kept_ = 0;
   BoxLane* box_ = nullptr;
 };
 

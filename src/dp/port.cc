@@ -326,8 +326,7 @@ void Port::tx(rte_mbuf* const* pkts, uint16_t n, const BurstLen& len) {
   backlog_.insert(backlog_.end(), pkts + sent, pkts + n);
 }
 
-bool Port::flush() {
-  if (backlog_.empty()) return true;
+bool Port::flush_backlog() {
   if (gate_) {
     gate_->hold();
     if (gone()) {

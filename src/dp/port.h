@@ -115,12 +115,20 @@ class Port {
   void tx(rte_mbuf* const* pkts, uint16_t n, const BurstLen& len);
   // The bytes and the longest frame of pkts[0, n), in one pass.
   static BurstLen measure(rte_mbuf* const* pkts, uint16_t n) {
-    BurstLen l;
-    for (uint16_t i = 0; i < n; ++i) {
-      l.bytes += pkts[i]->pkt_len;
-      l.longest = std::max(l.longest, pkts[i]->pkt_len);
+    uint64_t bytes = 0;
+    uint32_t longest = 0;
+    uint16_t i = 0;
+    for (; i + 4 <= n; i += 4) {  // four at a time: the loop's own steps once per four
+      const uint32_t a = pkts[i]->pkt_len, b = pkts[i + 1]->pkt_len;
+      const uint32_t c = pkts[i + 2]->pkt_len, d = pkts[i + 3]->pkt_len;
+      bytes += uint64_t(a) + b + c + d;
+      longest = std::max(longest, std::max(std::max(a, b), std::max(c, d)));
     }
-    return l;
+    for (; i < n; ++i) {
+      bytes += pkts[i]->pkt_len;
+      longest = std::max(longest, pkts[i]->pkt_len);
+    }
+    return {bytes, longest};
   }
   // The longest frame this port carries (UINT32_MAX: no limit).
   uint32_t max_frame() const { return max_frame_; }
@@ -128,7 +136,7 @@ class Port {
   // The limit of a port opened from `spec` (device `id`): see "Frame limits" above.
   static uint32_t limit_for(const std::string& spec, uint16_t id);
   // Retries the backlog; true when it is empty.
-  bool flush();
+  bool flush() { return backlog_.empty() || flush_backlog(); }
   bool backlogged() const { return !backlog_.empty(); }
   // Takes back what waits in the transmit backlog (end of a run cut short), no longer counted
   // as sent; the caller frees or forwards it.
@@ -161,7 +169,8 @@ class Port {
                     uint16_t queues = 1);
   static void reset_meta(rte_mbuf** pkts, uint16_t n);
   void drop_too_long(rte_mbuf* const* pkts, uint16_t n);
-  bool gone();  // a gated port whose link was up and is down: its peer went away
+  bool flush_backlog();  // flush() of a port with a backlog
+  bool gone();           // a gated port whose link was up and is down: its peer went away
   uint16_t id_ = 0;
   uint16_t queue_ = 0;               // the queue this object reads and writes
   uint16_t queues_ = 1;              // queues the port has (the owner's)

@@ -160,22 +160,21 @@ run::End SwitchLoop::run() {
 void SwitchLoop::back_from_nf(rte_mbuf* const* pkts, uint16_t n, uint32_t k, const BurstLen* len,
                               int from) {
   if (!n) return;
-  std::copy(pkts, pkts + n, b_);
   if (external_nf_)
-    for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(b_[i]) = MbufMeta::kUnknown;
+    for (uint16_t i = 0; i < n; ++i) MbufMeta::seq(pkts[i]) = MbufMeta::kUnknown;
   if (external_nf_ && !choice_.heard(k, clock_.now())) {  // down: what it sends is stale
-    for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b_[i]);
+    for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(pkts[i]);
     sdrops_[k].late += n;
+    return;
+  }
+  if (len && mode_.passes_whole()) {  // the burst goes out as it came: its lengths carry on
+    mode_.from_nf_whole(n, *len);
+    traffic_.send(pkts, n, len, from);
     return;
   }
   const uint64_t drops = mode_.drops();
   to_out_.clear();
-  if (len && mode_.passes_whole()) {  // to_out_ is the burst as it came: its lengths carry on
-    mode_.from_nf_len(b_, n, uint8_t(k), *len, to_out_);
-    sdrops_[k].refused += mode_.drops() - drops;
-    traffic_.send(to_out_, len, from);
-    return;
-  }
+  if (pkts != b_) std::copy(pkts, pkts + n, b_);  // the mode's to change (merges)
   mode_.from_nf(b_, n, uint8_t(k), to_out_);
   sdrops_[k].refused += mode_.drops() - drops;
   traffic_.send(to_out_);
@@ -248,10 +247,13 @@ void SwitchLoop::hand_off(uint32_t k, rte_mbuf** pkts, size_t n, Nanos now, cons
   Port &sw = sw_nf_[k], &nf = nf_side_[k];
   for (size_t i = 0; i < n; i += kBurst) {
     const uint16_t c = uint16_t(std::min<size_t>(kBurst, n - i));
-    const BurstLen in = len && c == n ? *len : Port::measure(pkts + i, c);
+    const bool known = len && c == n;
+    const BurstLen in = known ? *len : Port::measure(pkts + i, c);
     sw.tx_packets += c, sw.tx_bytes += in.bytes;
     nf.rx_packets += c, nf.rx_bytes += in.bytes;
-    const std::vector<rte_mbuf*>& back = servers_[k]->hand(pkts + i, c, now);
+    // Live traffic has no cut-off bytes (pools.h): its wire bytes are its bytes
+    const uint64_t* wire = known && live_ ? &in.bytes : nullptr;
+    const std::span<rte_mbuf* const> back = servers_[k]->hand(pkts + i, c, now, wire);
     const uint16_t b = uint16_t(back.size());        // <= c: no faults, so no duplicates
     const bool whole = servers_[k]->handed_whole();  // back is pkts[i, i + c) as handed
     const BurstLen out = whole ? in : Port::measure(back.data(), b);
@@ -285,17 +287,27 @@ uint32_t SwitchLoop::to_nf(Nanos now) {
       MbufMeta::server(b[i]) = choice_.pick(rte_pktmbuf_mtod(b[i], const uint8_t*), b[i]->data_len);
     to_nf_.clear();
     to_out_.clear();
-    const uint16_t took =
-        fresh ? mode_.to_nf_len(b, n, len, to_nf_, to_out_) : mode_.to_nf(b, n, to_nf_, to_out_);
-    // to_nf_ is b[0, n) as read, so `len` is its lengths
-    const bool whole = fresh && took == n && to_nf_.size() == n && mode_.passes_whole();
+    // A fresh burst to a mode that passes whole goes to the NF as it was read: `len` is its
+    // lengths, and it is moved here (SwitchMode::passes_whole)
+    const bool whole = fresh && mode_.passes_whole();
+    uint16_t took = n;
+    if (whole)
+      mode_.to_nf_whole(b, n, len);
+    else
+      took = mode_.to_nf(b, n, to_nf_, to_out_);
     refused_[t] = uint16_t(n - took);
     if (took && refused_[t]) std::copy(b + took, b + n, b);
+    if (direct_ && m == 1 && whole) {  // b is the whole burst to the NF and nothing else
+      work += n;
+      hand_off(0, b, n, now, &len, t);
+      continue;
+    }
+    if (whole) to_nf_.assign(b, b + n);
     if (direct_) {  // what leaves at once first, as on the ring path; then the NF and back
       work += took + uint32_t(to_out_.size());
       traffic_.send(to_out_);
       if (m == 1) {
-        hand_off(0, to_nf_.data(), to_nf_.size(), now, whole ? &len : nullptr, whole ? t : -1);
+        hand_off(0, to_nf_.data(), to_nf_.size(), now);
         continue;
       }
       for (rte_mbuf* p : to_nf_)
@@ -335,6 +347,7 @@ bool SwitchLoop::refused() const {
 // clock (trace time when replaying). Settled: what the server sent back is all merged (its
 // clock is read first; its lcore publishes it once that poll's output is in the ring).
 uint32_t SwitchLoop::poll_mode(Nanos now) {
+  if (!mode_.polls()) return 0;
   Nanos nf_clock = now;  // another process: ours is the best guess
   if (!external_nf_ && cfg_.nf_lcore) nf_clock = nft_.clock.load();
   if (!external_nf_ && !cfg_.nf_lcore) {  // the oldest clock of the servers that have one

@@ -22,7 +22,8 @@
 // in a ring or in the NF server's hands, the loop (1) has the NF server release what it holds
 // (a replay's trace time cannot advance while the input waits) and, if that moved nothing,
 // (2) tells the mode the NF side is idle (SwitchMode::nf_idle): what it waits for will not come.
-// The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration).
+// The mode's timers run on the NF server's clock (SwitchMode::poll, every iteration, for a mode
+// that has them: SwitchMode::polls).
 //
 // Several NF servers (--nf-servers M): one NF link per server (sw_nf[k]; in one process a ring
 // pair to NfServer k, all served inline or by the one NF lcore; with --role switch, M ports to M
@@ -39,6 +40,10 @@
 // server hands the burst back whole (NfServer::handed_whole: nothing dropped — NFs never change
 // a length) the way back, the mode's host-boundary count and the egress port's tx count use
 // them too: one pass over the burst's lengths instead of six. Anything else is measured again.
+// Such a burst is also moved by the loop itself (SwitchMode::to_nf_whole / from_nf_whole: the
+// mode only counts): the array read is the array handed to the NF server, which hands the
+// survivors back in place (NfServer::hand), and the array sent — no copy on the way; and on
+// live ports (no cut-off bytes) its bytes are the chain's wire bytes (park::NfBurst::run).
 //
 // NF link, direct or ring. In one process with the NF server(s) inline (no --nf-lcore) the
 // switch hands each burst the mode sends to the NF straight to NfServer::hand and what comes
@@ -164,7 +169,7 @@ class SwitchLoop {
   std::vector<rte_mbuf*> to_nf_, to_out_;
   std::vector<std::vector<rte_mbuf*>> per_server_;  // to_nf_ sorted by server
   rte_mbuf* b_[kBurst];
-  rte_mbuf* in_nf_[kBurst];       // a burst from an NF link (back_from_nf copies it to b_)
+  rte_mbuf* in_nf_[kBurst];       // a burst from an NF link (back_from_nf may copy it to b_)
   rte_mbuf* in_[2][kBurst];       // per traffic port: the burst being offered to the mode
   uint16_t refused_[2] = {0, 0};  // packets of in_[t] the mode refused (its first ones)
 };

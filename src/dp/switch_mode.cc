@@ -29,12 +29,13 @@ class Baseline final : public SwitchMode {
   Baseline() : hb_(park::HostMode::kHost) {}
   bool passes_whole() const override { return true; }
   uint16_t to_nf(rte_mbuf** p, uint16_t n, std::vector<rte_mbuf*>& nf,
-                 std::vector<rte_mbuf*>& out) override {
-    return to_nf_len(p, n, Port::measure(p, n), nf, out);
+                 std::vector<rte_mbuf*>&) override {
+    to_nf_whole(p, n, Port::measure(p, n));
+    nf.insert(nf.end(), p, p + n);
+    return n;
   }
   // The burst's sums: one counter update per burst; its bytes are the caller's `len`.
-  uint16_t to_nf_len(rte_mbuf** p, uint16_t n, const BurstLen& len, std::vector<rte_mbuf*>& nf,
-                     std::vector<rte_mbuf*>&) override {
+  void to_nf_whole(rte_mbuf* const* p, uint16_t n, const BurstLen& len) override {
     uint64_t touched = 0;
     const ViewNeed need = hb_.reads();
     if (need != ViewNeed::kLengths) {  // the bytes the chain reads (none for kLengths)
@@ -44,17 +45,12 @@ class Baseline final : public SwitchMode {
     }
     hb_.rx_host_burst(n, len.bytes);
     hb_.nf_burst(n, touched);
-    nf.insert(nf.end(), p, p + n);
-    return n;
   }
-  void from_nf(rte_mbuf** p, uint16_t n, uint8_t server, std::vector<rte_mbuf*>& out) override {
-    from_nf_len(p, n, server, Port::measure(p, n), out);
-  }
-  void from_nf_len(rte_mbuf** p, uint16_t n, uint8_t, const BurstLen& len,
-                   std::vector<rte_mbuf*>& out) override {
-    hb_.tx_host_burst(n, len.bytes);
+  void from_nf(rte_mbuf** p, uint16_t n, uint8_t, std::vector<rte_mbuf*>& out) override {
+    from_nf_whole(n, Port::measure(p, n));
     out.insert(out.end(), p, p + n);
   }
+  void from_nf_whole(uint16_t n, const BurstLen& len) override { hb_.tx_host_burst(n, len.bytes); }
   void drain(std::vector<rte_mbuf*>&) override {}
   void set_reads(ViewNeed r) override { hb_.set_reads(r); }
   void report(const CounterSink& s) const override {
@@ -131,6 +127,7 @@ class QueueMemMode final : public SwitchMode {
     qm_.release_port(server, out_);
     move_out(out_, out);
   }
+  bool polls() const override { return true; }
   void poll(Nanos now, bool settled, std::vector<rte_mbuf*>& out) override {
     qm_.poll(now, out_, settled);
     move_out(out_, out);

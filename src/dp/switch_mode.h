@@ -29,22 +29,22 @@ class SwitchMode {
   // NF -> traffic port: packets that came back from NF server `server`.
   virtual void from_nf(rte_mbuf** pkts, uint16_t n, uint8_t server,
                        std::vector<rte_mbuf*>& to_out) = 0;
-  // A mode that passes packets whole (baseline) says so: to_nf() sends every packet it takes to
-  // the NF as it is and in order (nothing to to_out), from_nf() sends every packet back as it
-  // came and in order. The loop then measures a burst's lengths once (BurstLen) and carries them
-  // through both calls and the ports instead of each stage reading every packet again.
+  // A mode that passes packets whole (baseline) says so: to_nf() takes every packet and sends
+  // it to the NF as it is and in order (nothing to to_out), from_nf() sends every packet back
+  // as it came and in order. The loop then measures a burst's lengths once (BurstLen), carries
+  // them through both ways and the ports instead of each stage reading every packet again, and
+  // moves the burst itself: it calls to_nf_whole() / from_nf_whole() instead.
   virtual bool passes_whole() const { return false; }
-  // to_nf() / from_nf() with the burst's lengths known (`len`: Port::measure(pkts, n)). A mode
-  // that counts bytes per burst takes them from `len`; others ignore it.
-  virtual uint16_t to_nf_len(rte_mbuf** pkts, uint16_t n, const BurstLen& len,
-                             std::vector<rte_mbuf*>& nf, std::vector<rte_mbuf*>& out) {
+  // A mode that passes whole: counts what to_nf() / from_nf() count of a burst (`len`: its
+  // lengths, Port::measure), without appending it anywhere (the caller sends it on as it is).
+  virtual void to_nf_whole(rte_mbuf* const* pkts, uint16_t n, const BurstLen& len) {
+    (void)pkts;
+    (void)n;
     (void)len;
-    return to_nf(pkts, n, nf, out);
   }
-  virtual void from_nf_len(rte_mbuf** pkts, uint16_t n, uint8_t server, const BurstLen& len,
-                           std::vector<rte_mbuf*>& out) {
+  virtual void from_nf_whole(uint16_t n, const BurstLen& len) {
+    (void)n;
     (void)len;
-    from_nf(pkts, n, server, out);
   }
   // NF server `server` went down (park/server_choice.h): reclaim what waits for it.
   virtual void server_down(uint8_t server, std::vector<rte_mbuf*>& to_out) {
@@ -59,6 +59,8 @@ class SwitchMode {
     (void)settled;
     (void)to_out;
   }
+  // False when poll() does nothing (every mode but QUEUE-MEM): the loop then skips it.
+  virtual bool polls() const { return false; }
   // The engine knows that nothing is on its way to or from the NF server and that the server
   // holds nothing: whatever the mode still waits for from the NF will not come.
   virtual void nf_idle(std::vector<rte_mbuf*>& to_out) { (void)to_out; }

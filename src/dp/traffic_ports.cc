@@ -33,46 +33,40 @@ bool TrafficPorts::open_live(const std::string& a, const std::string& b, rte_mem
          Port::open(with_queues(b, queues), pool, ports_[1], err, split, queues);
 }
 
-void TrafficPorts::send(const std::vector<rte_mbuf*>& v, const BurstLen* len, int from) {
-  if (v.empty()) return;
+void TrafficPorts::send(rte_mbuf* const* v, size_t n, const BurstLen* len, int from) {
+  if (!n) return;
   if (!live()) {
     if (len)
-      ports_[0].tx(v.data(), uint16_t(v.size()), *len);
+      ports_[0].tx(v, uint16_t(n), *len);
     else
-      ports_[0].tx(v.data(), uint16_t(v.size()));
+      ports_[0].tx(v, uint16_t(n));
     return;
   }
   // Most bursts leave by one port (they came in by the other): sent as they are. Frames that
   // came in by a traffic port are judged by that port alone (one compare each).
-  Port& first = from >= 0 ? ports_[1 - from] : egress(v.front());
-  size_t same = from >= 0 ? v.size() : 1;
-  const uint16_t in = v.front()->port;
-  if (same < v.size() && (in == ports_[0].id() || in == ports_[1].id()))
-    while (same < v.size() && v[same]->port == in) ++same;
-  while (same < v.size() && &egress(v[same]) == &first) ++same;
-  if (same == v.size()) {
-    if (len && v.size() <= kMaxTx) {
-      first.tx(v.data(), uint16_t(v.size()), *len);
+  Port& first = from >= 0 ? ports_[1 - from] : egress(v[0]);
+  size_t same = from >= 0 ? n : 1;
+  const uint16_t in = v[0]->port;
+  if (same < n && (in == ports_[0].id() || in == ports_[1].id()))
+    while (same < n && v[same]->port == in) ++same;
+  while (same < n && &egress(v[same]) == &first) ++same;
+  if (same == n) {
+    if (len && n <= kMaxTx) {
+      first.tx(v, uint16_t(n), *len);
       return;
     }
-    for (size_t i = 0; i < v.size(); i += kMaxTx)
-      first.tx(v.data() + i, uint16_t(std::min<size_t>(kMaxTx, v.size() - i)));
+    for (size_t i = 0; i < n; i += kMaxTx)
+      first.tx(v + i, uint16_t(std::min<size_t>(kMaxTx, n - i)));
     return;
   }
   // One burst per port (each port's packets keep their order), not one tx call per packet.
   for (auto& b : by_port_) b.clear();
-  for (rte_mbuf* m : v) by_port_[&egress(m) == &ports_[0] ? 0 : 1].push_back(m);
+  for (size_t i = 0; i < n; ++i) by_port_[&egress(v[i]) == &ports_[0] ? 0 : 1].push_back(v[i]);
   for (int t = 0; t < 2; ++t) {
     const std::vector<rte_mbuf*>& b = by_port_[t];
     for (size_t i = 0; i < b.size(); i += kMaxTx)
       ports_[t].tx(b.data() + i, uint16_t(std::min<size_t>(kMaxTx, b.size() - i)));
   }
-}
-
-bool TrafficPorts::flushed() {
-  bool all = true;
-  for (int i = 0; i < n_; ++i) all = ports_[i].flush() && all;
-  return all;
 }
 
 bool TrafficPorts::backlogged() const {

@@ -68,9 +68,17 @@ class TrafficPorts {
   // burst that leaves by one port is counted from it, with no pass over its packets.
   // `from` >= 0: every frame of v came in by traffic port `from` (the caller read them there
   // and nothing since changed their port), so they all leave by the other one, unchecked.
-  void send(const std::vector<rte_mbuf*>& v, const BurstLen* len, int from = -1);
+  void send(const std::vector<rte_mbuf*>& v, const BurstLen* len, int from = -1) {
+    send(v.data(), v.size(), len, from);
+  }
+  // The same for the `n` packets at `v`.
+  void send(rte_mbuf* const* v, size_t n, const BurstLen* len, int from = -1);
   // Retries every port's TX backlog; true when all are empty.
-  bool flushed();
+  bool flushed() {
+    bool all = true;
+    for (int i = 0; i < n_; ++i) all = ports_[i].flush() && all;
+    return all;
+  }
   bool backlogged() const;
   // Packets waiting on an in-process RX ring (0 for live ports).
   unsigned rx_pending() const;

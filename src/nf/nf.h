@@ -91,6 +91,17 @@ class Nf {
   // (park/nf_burst.h). NFs never change a packet's length either (above): such a chain's
   // output is its input, in order, byte counts unchanged.
   virtual bool may_drop() const { return true; }
+  // True when all the NF takes of a burst is how many packets pass and their wire bytes, and it
+  // neither drops nor rewrites a packet (forward): a chain of such NFs is handed those two sums
+  // (count()) instead of views, and the engine builds no view (park/nf_burst.h).
+  virtual bool counts_only() const { return false; }
+  // A counts_only() NF's burst: `packets` packets, all kPass, of `wire_bytes` wire bytes in all.
+  // Must count exactly what process() counts for the same burst (tests/nf/simple_test.cc).
+  virtual void count(uint64_t packets, uint64_t wire_bytes, Nanos now) {
+    (void)packets;
+    (void)wire_bytes;
+    (void)now;
+  }
   // The NF's state as bytes (tables in slot order, pools, buckets), for tests that compare two
   // runs; stateless NFs append nothing.
   virtual void export_state(std::vector<uint8_t>& out) const { (void)out; }
@@ -158,6 +169,16 @@ class Chain {
     for (const auto& nf : nfs_)
       if (nf->may_drop()) return true;
     return false;
+  }
+  // True when every NF of the chain is Nf::counts_only(): count() may replace process() for a
+  // burst whose verdicts are all kPass.
+  bool counts_only() const {
+    for (const auto& nf : nfs_)
+      if (!nf->counts_only()) return false;
+    return true;
+  }
+  void count(uint64_t packets, uint64_t wire_bytes, Nanos now) {
+    for (auto& nf : nfs_) nf->count(packets, wire_bytes, now);
   }
   const Nf& at(size_t i) const { return *nfs_[i]; }
 

@@ -27,12 +27,13 @@
 //  apply its own per-burst step (the dataplane's fault injector) and send them; a survivor
 //  carries the chain's parse (park/buffer_ops.h) when the engine can keep it. A chain that
 //  reads no parse (nf::Chain::reads() below kHeaders: forward, macswap) on untagged packets
-//  gets views without one: nothing is parsed, nothing carried (a carried parse stays valid). With
-//  Reframer, the packets read are held per flow and what Reframer releases runs through the chain
-//  in bursts of kBurst, flows kept together; each released packet brings the parse Reframer's
-//  classify() made of it (ReframeStage::Released), which its view takes instead of parsing
-//  again (one parse per packet in-chain, whatever the engine's handles can carry). Nothing here
-//  allocates per packet.
+//  gets views without one: nothing is parsed, nothing carried (a carried parse stays valid); one
+//  that also drops nothing and takes only a burst's sums (nf::Chain::counts_only(): forward)
+//  gets those and no view at all. With Reframer, the packets read are held per flow and what
+//  Reframer releases runs through the chain in bursts of kBurst, flows kept together; each released
+//  packet brings the parse Reframer's classify() made of it (ReframeStage::Released), which its
+//  view takes instead of parsing again (one parse per packet in-chain, whatever the engine's
+//  handles can carry). Nothing here allocates per packet.
 //
 //  Trace time. A replay runs faster than the trace, so one burst can span seconds of trace time
 //  where a capture is sparse, and a parking mode (QUEUE-MEM's batches, Reframer) or a separate NF
@@ -81,7 +82,8 @@ class NfBurst {
       : chain_(std::move(chain)),
         ep_(format, notify, slicer),
         unparsed_(ep_.untagged() && chain_->reads() < ViewNeed::kHeaders),
-        short_(unparsed_ && !chain_->may_drop()) {
+        short_(unparsed_ && !chain_->may_drop()),
+        sums_(short_ && chain_->counts_only()) {
     pass_.fill(nf::Verdict::kPass);
     no_tag_.fill(0);
     no_notice_.fill(false);
@@ -108,13 +110,18 @@ class NfBurst {
   Nanos clock() const { return clock_.last(); }
 
   // Runs up to kMax packets read at `now` (clock()'s) through Reframer (if set) and the chain.
+  // `wire_bytes`: the sum of the packets' wire lengths (pkt_len + cut_len) when the engine knows
+  // it already; a chain that takes sums only (counts_only) then reads no packet.
   template <class Sink>
-  void run(Handle* pkts, uint16_t n, Nanos now, Sink& sink) {
+  void run(Handle* pkts, uint16_t n, Nanos now, Sink& sink, const uint64_t* wire_bytes = nullptr) {
     rx += n;
     whole_ = false;
     if (!reorder_) {
       const uint64_t drops = nf_drops;
+      // with trace time the burst may run in segments, each summed on its own
+      wire_ = wire_bytes && !clock_.trace_time() ? wire_bytes : nullptr;
       if (n) process(pkts, n, now, sink);
+      wire_ = nullptr;
       whole_ = nf_drops == drops;
       return;
     }
@@ -185,6 +192,19 @@ class NfBurst {
   template <class Sink>
   void process_at(Handle* pkts, uint16_t n, Nanos chain_now, Nanos now, Sink& sink,
                   const Released* rel) {
+    if (sums_ && !rel) {  // the chain takes the burst's sums only: no view at all
+      uint64_t wire = 0;
+      for (uint16_t i = 0; i < n; ++i) sink.viewed(pkts[i], false);
+      if (wire_)  // the engine's sum of the whole burst (run(): no segments)
+        wire = *wire_;
+      else
+        for (uint16_t i = 0; i < n; ++i)
+          wire += B::pkt_len(pkts[i]) + B::cut_len(pkts[i]);  // a view's wire_len
+      ep_.count_unparsed(n);
+      chain_->count(n, wire, chain_now);
+      sink.burst(pkts, no_tag_.data(), no_notice_.data(), n, now);
+      return;
+    }
     auto& views = views_;  // a member: a local array would be zeroed (32 views) every burst
     if (short_ && !rel) {  // the chain drops nothing and reads no parse: Theory of operation
       ep_.view_unparsed(pkts, views.data(), n);
@@ -259,9 +279,11 @@ class NfBurst {
   std::vector<Released> ready_;         // what Reframer released, with parses (ReframeStage)
   std::array<PacketView, kMax> views_;  // process()'s burst (see there)
   TraceClock clock_;
-  bool unparsed_;       // views without the parse (the chain reads none; nothing tagged)
-  bool short_;          // unparsed_ and the chain drops nothing: the short step
-  bool whole_ = false;  // passed_whole()
+  bool unparsed_;  // views without the parse (the chain reads none; nothing tagged)
+  bool short_;     // unparsed_ and the chain drops nothing: the short step
+  bool sums_;      // short_ and the chain takes only the burst's sums (counts_only)
+  const uint64_t* wire_ = nullptr;      // run()'s wire_bytes while it runs
+  bool whole_ = false;                  // passed_whole()
   std::array<nf::Verdict, kMax> pass_;  // the short step's verdicts: all kPass, never written
   std::array<uint32_t, kMax> no_tag_;   // the short step's tag offsets: none
   std::array<bool, kMax> no_notice_;

@@ -105,6 +105,9 @@ class NfEndpoint {
     }
     ctr_.whole += n;
   }
+  // `n` untagged packets a chain takes no view of (nf::Chain::counts_only()): counted as
+  // view_unparsed() counts them.
+  void count_unparsed(uint16_t n) { ctr_.whole += n; }
 
   // The NF chain dropped `h`. Returns the packet to send back (an explicit drop), or B::null()
   // after freeing it. NFSlicer has no drop notification: its ring reclaims by TTL.

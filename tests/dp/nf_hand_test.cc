@@ -130,7 +130,7 @@ TEST_F(NfHand, TaggedDropsComeBackAsNoticesThatFreeTheirSlot) {
   EXPECT_EQ(back.size(), 20u);  // survivors and notices, none freed at the server
   EXPECT_GT(s->endpoint().drop_notified, 0u);
   size_t out = 0;
-  for (rte_mbuf* h : std::vector<rte_mbuf*>(back)) {
+  for (rte_mbuf* h : std::vector<rte_mbuf*>(back.begin(), back.end())) {
     if (rte_mbuf* m = pp.merge(h, 0)) {
       ++out;
       rte_pktmbuf_free(m);

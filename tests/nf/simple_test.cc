@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <x86intrin.h>
 
+#include <map>
+#include <string>
+
 #include "nf_harness.h"
 
 namespace nfpark::nf {
@@ -47,6 +50,45 @@ TEST(Forward, CountsOnlyPacketsStillPassing) {
   EXPECT_EQ(counter(fwd, "bytes"), 64u + 128u);
   EXPECT_EQ(d[0], Verdict::kPass);
   EXPECT_EQ(d[1], Verdict::kDrop);
+}
+
+// count() of a burst's sums counts what process() counts of the same all-kPass burst; only a
+// chain of forwards takes sums (Chain::counts_only()), one with any other NF takes views.
+TEST(Forward, CountOfTheSumsIsProcessOfTheViews) {
+  Forward by_views, by_sums;
+  std::vector<Bytes> pk;
+  uint64_t wire = 0;
+  std::vector<PacketView> v;
+  for (uint32_t size : {64u, 1500u, 9000u, 128u, 65u})
+    pk.push_back(PacketBuilder().ipv4("1.1.1.1", "2.2.2.2").udp(1, 2).frame_size(size).build());
+  for (auto& b : pk) {  // the view holds 60 bytes of each; wire_len is the frame's on the wire
+    v.push_back(testing::view_of(b, 60, uint32_t(b.size()) + 7));
+    wire += b.size() + 7;
+  }
+  std::vector<Verdict> d(v.size(), Verdict::kPass);
+  by_views.process(v, d, 0);
+  by_sums.count(v.size(), wire, 0);
+  EXPECT_TRUE(by_sums.counts_only());
+  EXPECT_EQ(counter(by_sums, "packets"), counter(by_views, "packets"));
+  EXPECT_EQ(counter(by_sums, "bytes"), counter(by_views, "bytes"));
+  EXPECT_EQ(counter(by_sums, "bytes"), 64u + 1500u + 9000u + 128u + 65u + 5 * 7u);
+
+  Chain fwds;
+  fwds.add(std::make_unique<Forward>());
+  fwds.add(std::make_unique<Forward>());
+  EXPECT_TRUE(fwds.counts_only());
+  fwds.count(3, 300, 0);
+  std::map<std::string, uint64_t> c;
+  fwds.counters([&](std::string_view k, uint64_t x) { c[std::string(k)] += x; });
+  EXPECT_EQ(c["forward.packets"], 6u);  // both forwards report under one name
+  EXPECT_EQ(c["forward.bytes"], 600u);
+  for (int other = 0; other < 2; ++other) {
+    Chain mixed;
+    mixed.add(std::make_unique<Forward>());
+    if (other == 0) mixed.add(std::make_unique<MacSwap>());
+    if (other == 1) mixed.add(std::make_unique<Busy>(1));
+    EXPECT_FALSE(mixed.counts_only()) << other;
+  }
 }
 
 TEST(Busy, SpinsAtLeastTheConfiguredCyclesPerPacket) {

@@ -138,6 +138,40 @@ TEST(NfBurst, ReplayingATraceTheChainRunsAtEachSegmentsOwnTime) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+// A chain that takes sums only (forward) takes the engine's wire bytes when it gives them
+// (run()'s wire_bytes: the dataplane's live traffic), and sums the packets itself otherwise and
+// when replaying a trace (each segment its own sum).
+TEST(NfBurst, AChainOfSumsTakesTheEnginesWireBytesUnlessSegmented) {
+  PacketPool pool{64};
+  auto chain = std::make_unique<nf::Chain>();
+  chain->add(std::make_unique<nf::Forward>());
+  park::NfBurst<TracedBuffer> step(std::move(chain), std::nullopt, true);
+  auto bytes = [&] {
+    std::map<std::string, uint64_t> c;
+    step.chain().counters([&](std::string_view k, uint64_t v) { c[std::string(k)] = v; });
+    return std::pair{c["forward.packets"], c["forward.bytes"]};
+  };
+  const std::vector<uint64_t> seqs{1, 2, 5000, 3};
+  const uint64_t given = 12345;  // not the packets' sum: shows which one was counted
+  Sink s;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    step.use_trace_time(round == 2);
+    std::vector<Packet*> pkts;
+    for (uint64_t q : seqs) pkts.push_back(make_packet(pool, 100 + uint32_t(q % 7), q));
+    const auto [p0, b0] = bytes();
+    step.run(pkts.data(), uint16_t(pkts.size()), 5000 * kMicro, s, round == 1 ? nullptr : &given);
+    const auto [p1, b1] = bytes();
+    EXPECT_EQ(p1 - p0, 4u);
+    uint64_t sum = 0;
+    for (uint64_t q : seqs) sum += 100 + q % 7;
+    EXPECT_EQ(b1 - b0, round == 0 ? given : sum);
+    EXPECT_TRUE(step.passed_whole());
+  }
+  EXPECT_EQ(step.endpoint().whole, 12u);
+  EXPECT_EQ(pool.live(), 0u);
+}
+
 TEST(NfBurst, ReframerFeedsTheChainFlowByFlowAndFlushReleasesAll) {
   Rig r;
   reframe::ReorderConfig rc;
@@ -331,14 +365,16 @@ TEST(NfBurst, AChainThatReadsNoParseGetsViewsWithoutOne) {
 // A chain none of whose NFs drops (Chain::may_drop() false: forward, macswap) takes the short
 // step on untagged packets: the sink gets the burst as it came, no tags, no notices, and
 // passed_whole() holds; its counts are those of the per-packet step. Mixed with an NF that
-// drops (OddDrop), the chain may drop: passed_whole() holds only for a burst nothing left.
+// drops (OddDrop), the chain may drop: passed_whole() holds only for a burst nothing left. A
+// chain of forwards alone (Chain::counts_only()) takes the burst's sums, no views: the same.
 TEST(NfBurst, AChainThatCannotDropPassesItsBurstWhole) {
-  for (int kind = 0; kind < 3; ++kind) {  // forward,macswap / odd_drop,forward / same, no odd
+  for (int kind = 0; kind < 4; ++kind) {  // forward,macswap / odd_drop,forward / same, no odd /
+                                          // forward alone
     SCOPED_TRACE(kind);
     std::vector<Nanos> nows;
     std::vector<size_t> sizes;
     auto chain = std::make_unique<nf::Chain>();
-    if (kind > 0) {
+    if (kind == 1 || kind == 2) {
       auto odd = std::make_unique<OddDrop>();
       odd->nows = &nows;
       odd->sizes = &sizes;
@@ -346,7 +382,8 @@ TEST(NfBurst, AChainThatCannotDropPassesItsBurstWhole) {
     }
     chain->add(std::make_unique<nf::Forward>());
     if (kind == 0) chain->add(std::make_unique<nf::MacSwap>());
-    EXPECT_EQ(chain->may_drop(), kind > 0);
+    EXPECT_EQ(chain->may_drop(), kind == 1 || kind == 2);
+    EXPECT_EQ(chain->counts_only(), kind == 3);
     park::NfBurst<SimBuffer> step(std::move(chain), std::nullopt, true);
     PacketPool pool{64};
     std::array<Packet*, 32> pkts, in;
@@ -356,12 +393,12 @@ TEST(NfBurst, AChainThatCannotDropPassesItsBurstWhole) {
       const uint32_t len = 100 + (kind == 2 ? 2 * i : i);  // kind 2: every length even
       in[i] = pkts[i] = make_packet(pool, len, i);
       lens[i] = len;
-      if (len % 2 == 0 || kind == 0) ++kept, kept_bytes += len;
+      if (len % 2 == 0 || kind == 0 || kind == 3) ++kept, kept_bytes += len;
     }
     struct Keep {
       std::vector<Packet*> out;
-      uint32_t tags = 0, notices = 0;
-      void viewed(Packet*, bool) {}
+      uint32_t tags = 0, notices = 0, seen = 0;
+      void viewed(Packet*, bool header_only) { seen += 1 + header_only; }
       void burst(Packet** p, const uint32_t* tag_at, const bool* notice, uint16_t n, Nanos) {
         for (uint16_t i = 0; i < n; ++i) {
           out.push_back(p[i]);
@@ -390,6 +427,7 @@ TEST(NfBurst, AChainThatCannotDropPassesItsBurstWhole) {
       EXPECT_EQ(sink.tags + sink.notices, 0u);
     }
     EXPECT_EQ(step.rx, 32u * rounds);
+    EXPECT_EQ(sink.seen, 32u * rounds);  // each packet viewed once, whole
     EXPECT_EQ(step.nf_drops, (32 - kept) * rounds);
     EXPECT_EQ(step.endpoint().whole, 32u * rounds);
     std::map<std::string, uint64_t> c;
