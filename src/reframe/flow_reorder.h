@@ -12,8 +12,8 @@
 // Time:     `now` passed to push/poll/flush_all, non-decreasing; never reads a clock; no timers
 //           of its own: call poll() at next_deadline() (or every loop iteration).
 // State:    FlowSlots (16 B hot + 16 B cold per slot, 4 per flow), BatchRing (64 B per batch, in
-//           cache), a node pool of max_held_packets + 256 (handle, next, ack, flags: 16 B
-//           with 32-bit handles, one array).
+//           cache), a node pool of max_held_packets + 256 (handle, next, flags: 16 B with
+//           32-bit handles, 32 B in ReframeStage; ACK numbers beside it with coalesce_acks only).
 // Counters: ReorderStats (rx, tx, coalesced, bypassed, held, flush.*, flows.*, runs_in/out,
 //           useless_wait_ns, slf_*_milli, self_bypass.*) + held_now, held_flows_now, flows_now.
 // Cost:     push+poll, bursts of 32, uniform random flows at 10 Mpps virtual, t_buff 64 us
@@ -118,17 +118,22 @@ class FlowReorder {
   void prefault() { slots_.prefault(); }
   // Memory of the flow slots, the ring and the node pool.
   size_t memory_bytes() const {
-    return slots_.bytes() + size_t(ring_.capacity()) * sizeof(Batch) + nodes_.size() * sizeof(Node);
+    return slots_.bytes() + size_t(ring_.capacity()) * sizeof(Batch) +
+           nodes_.size() * sizeof(Node) + acks_.size() * sizeof(uint32_t);
   }
 
  private:
   static constexpr uint8_t kDropMark = 0x80;  // node flag: removed by ACK coalescing
-  struct Node {  // a held packet: one node pool entry (16 B for a 32-bit handle)
+  // A held packet: one node pool entry. Its ACK number, read only by ACK coalescing, lives in
+  // acks_ (same index, written only with coalesce_acks), so ReframeStage's 24-byte handle makes
+  // a 32-byte node, two a line, none across two lines (with the ACK inside: 40 B, half of them
+  // across two lines); a 32-bit handle makes 16 B.
+  struct alignas(sizeof(Handle) <= 4 ? 16 : alignof(Handle)) Node {
     Handle h;
     uint32_t next;
-    uint32_t ack;
     uint8_t flags;
   };
+  static_assert(sizeof(Handle) != 24 || sizeof(Node) == 32, "ReframeStage's nodes: two a line");
   struct ReadyRef {
     int64_t key;
     uint32_t seq;
@@ -168,9 +173,10 @@ class FlowReorder {
   FlowSlots slots_;
   BatchRing ring_;
   bool prefetch_;
-  bool need_cold_;           // the cold slot half is read (oldest_flow priority, ACK coalescing)
-  uint32_t timeout_t_;       // flow_timeout in FlowSlots::ticks
-  std::vector<Node> nodes_;  // node pool: a held packet's handle, FIFO link and ACK facts
+  bool need_cold_;              // the cold slot half is read (oldest_flow priority, ACK coalescing)
+  uint32_t timeout_t_;          // flow_timeout in FlowSlots::ticks
+  std::vector<Node> nodes_;     // node pool: a held packet's handle, FIFO link and flags
+  std::vector<uint32_t> acks_;  // its ACK number, by node index (empty without coalesce_acks)
   uint32_t free_head_ = kNone;
   uint32_t held_pkts_ = 0, held_flows_ = 0, flows_now_ = 0;
   std::vector<ReadyRef> ready_;

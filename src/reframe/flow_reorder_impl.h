@@ -16,6 +16,7 @@ FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
   // were held or arrived in the current round (<= kMaxChunk).
   const uint32_t pool = cfg.max_held_packets + kMaxChunk;
   nodes_.resize(pool);
+  if (cfg.coalesce_acks) acks_.resize(pool);
   for (uint32_t i = 0; i < pool; ++i) nodes_[i].next = i + 1 < pool ? i + 1 : kNone;
   free_head_ = 0;
   ready_.reserve(ring_.capacity());
@@ -86,7 +87,8 @@ uint32_t FlowReorder<Handle>::alloc_node(Handle h, const PacketMeta& m) {
   const uint32_t n = free_head_;  // never kNone: see the pool bound in the constructor
   Node& x = nodes_[n];
   free_head_ = x.next;
-  x = Node{h, kNone, m.ack, m.flags};
+  x = Node{h, kNone, m.flags};
+  if (cfg_.coalesce_acks) acks_[n] = m.ack;
   return n;
 }
 
@@ -316,7 +318,7 @@ bool FlowReorder<Handle>::coalesce(const Batch& b) {
   const bool mine = e.tag == FlowSlots::tag(b.flow);  // the slot may have changed hands
   const bool has_last = mine && (e.packets & FlowSlot::kHasAck);
   auto gt = [](uint32_t a, uint32_t c) { return int32_t(a - c) > 0; };  // RFC 793 seq compare
-  auto ack = [this](size_t i) { return nodes_[scratch_[i]].ack; };
+  auto ack = [this](size_t i) { return acks_[scratch_[i]]; };
   uint32_t max_later = ack(k - 1);
   bool marked = false;
   for (size_t i = k - 1; i-- > 0;) {  // the last pure ACK is the highest: always kept
