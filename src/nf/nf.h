@@ -93,11 +93,11 @@ class Nf {
   virtual bool may_drop() const { return true; }
   // True when all the NF takes of a burst is how many packets pass and their wire bytes, and it
   // neither drops nor rewrites a packet (forward): a chain of such NFs is handed those two sums
-  // (count()) instead of views, and the engine builds no view (park/nf_burst.h).
+  // (count_sums()) instead of views, and the engine builds no view (park/nf_burst.h).
   virtual bool counts_only() const { return false; }
   // A counts_only() NF's burst: `packets` packets, all kPass, of `wire_bytes` wire bytes in all.
   // Must count exactly what process() counts for the same burst (tests/nf/simple_test.cc).
-  virtual void count(uint64_t packets, uint64_t wire_bytes, Nanos now) {
+  virtual void count_sums(uint64_t packets, uint64_t wire_bytes, Nanos now) {
     (void)packets;
     (void)wire_bytes;
     (void)now;
@@ -170,15 +170,15 @@ class Chain {
       if (nf->may_drop()) return true;
     return false;
   }
-  // True when every NF of the chain is Nf::counts_only(): count() may replace process() for a
+  // True when every NF of the chain is Nf::counts_only(): count_sums() may replace process() for a
   // burst whose verdicts are all kPass.
   bool counts_only() const {
     for (const auto& nf : nfs_)
       if (!nf->counts_only()) return false;
     return true;
   }
-  void count(uint64_t packets, uint64_t wire_bytes, Nanos now) {
-    for (auto& nf : nfs_) nf->count(packets, wire_bytes, now);
+  void count_sums(uint64_t packets, uint64_t wire_bytes, Nanos now) {
+    for (auto& nf : nfs_) nf->count_sums(packets, wire_bytes, now);
   }
   const Nf& at(size_t i) const { return *nfs_[i]; }
 

@@ -12,7 +12,7 @@
 // Counters: packets (each), bytes (forward: sum of wire_len).
 // Reads:    forward, busy: the lengths only; macswap: the Ethernet header — none needs the
 //           parse, so the engine does not parse for them (Nf::reads(), park/nf_burst.h).
-//           forward takes only a burst's sums (Nf::counts_only(): count()), so a chain of
+//           forward takes only a burst's sums (Nf::counts_only(): count_sums()), so a chain of
 //           forwards gets no views at all.
 // Cost:     macswap ~= forward (24 ns/pkt incl. parse); busy(300) 200 ns/pkt (rdtsc ~20 ns here).
 // Refs:     PayloadPark (Goswami et al., NSDI'21) §6; NFSlicer; DPDK testpmd macswap.
@@ -44,7 +44,7 @@ class Forward final : public Nf {
   ViewNeed reads() const override { return ViewNeed::kLengths; }
   bool counts_only() const override { return true; }
   void process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos now) override;
-  void count(uint64_t packets, uint64_t wire_bytes, Nanos) override {
+  void count_sums(uint64_t packets, uint64_t wire_bytes, Nanos) override {
     packets_ += packets;
     bytes_ += wire_bytes;
   }

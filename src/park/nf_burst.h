@@ -201,7 +201,7 @@ class NfBurst {
         for (uint16_t i = 0; i < n; ++i)
           wire += B::pkt_len(pkts[i]) + B::cut_len(pkts[i]);  // a view's wire_len
       ep_.count_unparsed(n);
-      chain_->count(n, wire, chain_now);
+      chain_->count_sums(n, wire, chain_now);
       sink.burst(pkts, no_tag_.data(), no_notice_.data(), n, now);
       return;
     }

@@ -67,7 +67,7 @@ TEST(Forward, CountOfTheSumsIsProcessOfTheViews) {
   }
   std::vector<Verdict> d(v.size(), Verdict::kPass);
   by_views.process(v, d, 0);
-  by_sums.count(v.size(), wire, 0);
+  by_sums.count_sums(v.size(), wire, 0);
   EXPECT_TRUE(by_sums.counts_only());
   EXPECT_EQ(counter(by_sums, "packets"), counter(by_views, "packets"));
   EXPECT_EQ(counter(by_sums, "bytes"), counter(by_views, "bytes"));
@@ -77,7 +77,7 @@ TEST(Forward, CountOfTheSumsIsProcessOfTheViews) {
   fwds.add(std::make_unique<Forward>());
   fwds.add(std::make_unique<Forward>());
   EXPECT_TRUE(fwds.counts_only());
-  fwds.count(3, 300, 0);
+  fwds.count_sums(3, 300, 0);
   std::map<std::string, uint64_t> c;
   fwds.counters([&](std::string_view k, uint64_t x) { c[std::string(k)] += x; });
   EXPECT_EQ(c["forward.packets"], 6u);  // both forwards report under one name
