@@ -73,16 +73,20 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
   const std::string label = flows >= 1'000'000 ? std::to_string(flows / 1'000'000) + "M-flows"
                                                : std::to_string(flows / 1000) + "k-flows";
   const size_t entries = flows + flows / 4;
-  double nf_one = 0;  // one by one, as rte_hash_add_key_data (rte_hash has no burst add)
-  {
-    Table one(flows, 0);
-    Stopwatch sw1;
+  // nfpark one by one, as rte_hash_add_key_data (rte_hash has no burst add).
+  const auto insert_one_by_one = [&](Table& t) {
     bool ins;
     for (uint32_t i = 0; i < flows; ++i) {
       const FlowKey k = key_of(i);
-      const uint32_t s = one.find_or_insert(k, one.hash(k), 0, ins);
-      if (s != Table::kNone) one.at(s).value = i;
+      const uint32_t s = t.find_or_insert(k, t.hash(k), 0, ins);
+      if (s != Table::kNone) t.at(s).value = i;
     }
+  };
+  double nf_one = 0;
+  {
+    Table one(flows, 0);
+    Stopwatch sw1;
+    insert_one_by_one(one);
     nf_one = sw1.cpu();
     if (one.size() != flows) return rep.fail("hash " + label + ": nfpark insert failed");
   }
@@ -158,12 +162,7 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
     {
       Table t(flows, 0);
       Stopwatch b;
-      bool ins;
-      for (uint32_t i = 0; i < flows; ++i) {
-        const FlowKey k = key_of(i);
-        const uint32_t s = t.find_or_insert(k, t.hash(k), 0, ins);
-        if (s != Table::kNone) t.at(s).value = i;
-      }
+      insert_one_by_one(t);
       const double v = b.cpu() / double(flows);
       one_by_one[0].variant.add(v), one_by_one[1].variant.add(v);
     }
