@@ -17,10 +17,10 @@
 // Counters: ReorderStats (rx, tx, coalesced, bypassed, held, flush.*, flows.*, runs_in/out,
 //           useless_wait_ns, slf_*_milli, self_bypass.*) + held_now, held_flows_now, flows_now.
 // Cost:     push+poll, bursts of 32, uniform random flows at 10 Mpps virtual, t_buff 64 us
-//           (reframe_bench, thread CPU time, shared 2-core VM): ~26 ns/pkt at 1k flows, ~28-33
-//           at 1M (one DRAM line per packet, prefetched 16 packets ahead; the batch ring's line
-//           too); see docs/reframer.md §7. Call prefault() at set-up. Counters are added once
-//           per round (rx, runs_in) and per batch (tx, runs_out), not per packet.
+//           (reframe_bench, thread CPU time, shared 2-core VM, 2026-11-24): ~21 ns/pkt at 1k
+//           flows, ~25 at 1M (one DRAM line per packet, prefetched 16 packets ahead; the batch
+//           ring's line too); see docs/reframer.md §7. Call prefault() at set-up. Counters are
+//           added once per round (rx, runs_in) and per batch (tx, runs_out), not per packet.
 // Refs:     Ghasemirahni et al., "Packet Order Matters!", NSDI'22; FastClick SFMaker.
 //           See also: classify(), Stage, Sharded, docs/reframer.md.
 //
