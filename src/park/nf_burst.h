@@ -198,8 +198,7 @@ class NfBurst {
       if (wire_)  // the engine's sum of the whole burst (run(): no segments)
         wire = *wire_;
       else
-        for (uint16_t i = 0; i < n; ++i)
-          wire += B::pkt_len(pkts[i]) + B::cut_len(pkts[i]);  // a view's wire_len
+        for (uint16_t i = 0; i < n; ++i) wire += NfEndpoint<B>::wire_len(pkts[i]);
       ep_.count_unparsed(n);
       chain_->count_sums(n, wire, chain_now);
       sink.burst(pkts, no_tag_.data(), no_notice_.data(), n, now);

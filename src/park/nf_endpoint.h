@@ -90,21 +90,17 @@ class NfEndpoint {
   // view() for an untagged endpoint without the parse: data, len and wire_len; `layout` is left
   // as it is (the chain does not read it). Counted as view() counts a whole packet.
   void view_unparsed(Handle h, PacketView& v, uint32_t& tag_at) {
-    v.data = B::data(h);
-    v.len = B::head_len(h);
-    v.wire_len = B::pkt_len(h) + B::cut_len(h);
+    fill_unparsed(h, v);
     tag_at = 0;
     ++ctr_.whole;
   }
   // view_unparsed() of a whole burst (no tag offsets: every packet's is 0).
   void view_unparsed(const Handle* hs, PacketView* vs, uint16_t n) {
-    for (uint16_t i = 0; i < n; ++i) {
-      vs[i].data = B::data(hs[i]);
-      vs[i].len = B::head_len(hs[i]);
-      vs[i].wire_len = B::pkt_len(hs[i]) + B::cut_len(hs[i]);
-    }
+    for (uint16_t i = 0; i < n; ++i) fill_unparsed(hs[i], vs[i]);
     ctr_.whole += n;
   }
+  // An untagged packet's length on the wire: the bytes it holds and those its capture cut.
+  static uint32_t wire_len(Handle h) { return B::pkt_len(h) + B::cut_len(h); }
   // `n` untagged packets a chain takes no view of (nf::Chain::counts_only()): counted as
   // view_unparsed() counts them.
   void count_unparsed(uint16_t n) { ctr_.whole += n; }
@@ -126,6 +122,11 @@ class NfEndpoint {
   const NfEndpointCounters& counters() const { return ctr_; }
 
  private:
+  static void fill_unparsed(Handle h, PacketView& v) {
+    v.data = B::data(h);
+    v.len = B::head_len(h);
+    v.wire_len = wire_len(h);
+  }
   std::optional<TagFormat> format_;
   bool notify_;
   bool slicer_;
