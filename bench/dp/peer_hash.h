@@ -66,6 +66,18 @@ inline uint64_t rte_bursts(const rte_hash* h, std::vector<const void*>& ptrs) {
   return found;
 }
 
+// An rte_hash for FlowKeys with `entries` slots (rte_hash_crc), the bench's two peers by `flags`.
+inline rte_hash* create_table(const std::string& name, size_t entries, uint32_t flags) {
+  rte_hash_parameters prm{};
+  prm.name = name.c_str();
+  prm.entries = uint32_t(entries);
+  prm.key_len = sizeof(FlowKey);
+  prm.hash_func = rte_hash_crc;
+  prm.socket_id = SOCKET_ID_ANY;
+  prm.extra_flag = flags;
+  return rte_hash_create(&prm);
+}
+
 }  // namespace hash_peer
 
 inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
@@ -123,16 +135,9 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
   };
   Peer peers[] = {{"dpdk-hash", 0}, {"dpdk-hash-lf", RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF}};
   for (Peer& p : peers) {
-    const std::string name = std::string("peer_") + p.name + "_" + std::to_string(flows);
-    rte_hash_parameters prm{};
-    prm.name = name.c_str();
-    prm.entries = uint32_t(entries);
-    prm.key_len = sizeof(FlowKey);
-    prm.hash_func = rte_hash_crc;
-    prm.socket_id = SOCKET_ID_ANY;
-    prm.extra_flag = p.flags;
     const size_t heap0 = dpdk_heap_bytes();
-    p.h = rte_hash_create(&prm);
+    p.h =
+        create_table(std::string("peer_") + p.name + "_" + std::to_string(flows), entries, p.flags);
     if (!p.h) return rep.fail("hash " + label + ": rte_hash_create failed");
     sw = Stopwatch();  // the inserts only, as nfpark's (its construction is not timed either)
     for (uint32_t i = 0; i < flows; ++i) {
@@ -167,16 +172,9 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
       one_by_one[0].variant.add(v), one_by_one[1].variant.add(v);
     }
     for (size_t i = 0; i < 2; ++i) {
-      const std::string name =
-          std::string("peer_re_") + peers[i].name + "_" + std::to_string(flows);
-      rte_hash_parameters prm{};
-      prm.name = name.c_str();
-      prm.entries = uint32_t(entries);
-      prm.key_len = sizeof(FlowKey);
-      prm.hash_func = rte_hash_crc;
-      prm.socket_id = SOCKET_ID_ANY;
-      prm.extra_flag = peers[i].flags;
-      rte_hash* h = rte_hash_create(&prm);
+      rte_hash* h =
+          create_table(std::string("peer_re_") + peers[i].name + "_" + std::to_string(flows),
+                       entries, peers[i].flags);
       if (!h) return rep.fail("hash " + label + ": rte_hash_create failed");
       Stopwatch b;
       for (uint32_t f = 0; f < flows; ++f) {
