@@ -14,6 +14,23 @@ PacketMeta run(const std::vector<uint8_t>& p, const BypassRules& rules = {}) {
   return classify(p.data(), parse_packet(p.data(), uint32_t(p.size())), rules);
 }
 
+// Random link and IP layers: a VLAN tag one time in `vlan_in`, IPv6 one time in `v6_in` (random
+// addresses), else IPv4 with options one time in `options_in`. True for IPv6.
+bool random_l3(PacketBuilder& b, std::mt19937_64& rng, unsigned vlan_in, unsigned v6_in,
+               unsigned options_in) {
+  if (rng() % vlan_in == 0) b.vlan(uint16_t(rng() % 4096));
+  if (rng() % v6_in == 0) {
+    std::array<uint8_t, 16> s{}, d{};
+    for (auto& x : s) x = uint8_t(rng());
+    for (auto& x : d) x = uint8_t(rng());
+    b.ipv6(s, d);
+    return true;
+  }
+  b.ipv4(uint32_t(rng()), uint32_t(rng()));
+  if (rng() % options_in == 0) b.ipv4_options(uint8_t(1 + rng() % 4));
+  return false;
+}
+
 TEST(Classify, FlowIdIsTheDirectionalFlowTableHash) {
   auto p = PacketBuilder().ipv4("10.0.0.1", "10.0.0.2").udp(1, 2).payload_size(10).build();
   auto q = PacketBuilder().ipv4("10.0.0.2", "10.0.0.1").udp(2, 1).payload_size(10).build();
@@ -32,17 +49,7 @@ TEST(Classify, FlowIdEqualsTheKeyHashOnRandomPackets) {
   std::mt19937_64 rng(17);
   for (int i = 0; i < 4000; ++i) {
     PacketBuilder b;
-    if (rng() % 4 == 0) b.vlan(uint16_t(rng() % 4096));
-    const bool v6 = rng() % 5 == 0;
-    if (v6) {
-      std::array<uint8_t, 16> s{}, d{};
-      for (auto& x : s) x = uint8_t(rng());
-      for (auto& x : d) x = uint8_t(rng());
-      b.ipv6(s, d);
-    } else {
-      b.ipv4(uint32_t(rng()), uint32_t(rng()));
-      if (rng() % 4 == 0) b.ipv4_options(uint8_t(1 + rng() % 4));
-    }
+    const bool v6 = random_l3(b, rng, 4, 5, 4);
     const uint16_t sp = uint16_t(rng()), dp = uint16_t(rng());
     switch (rng() % 4) {
       case 0:
@@ -170,16 +177,7 @@ TEST(Classify, FastPathEqualsTheGeneralPath) {
   uint64_t fast = 0;
   for (int i = 0; i < 20000; ++i) {
     PacketBuilder b;
-    if (rng() % 8 == 0) b.vlan(uint16_t(rng() % 4096));
-    if (rng() % 6 == 0) {
-      std::array<uint8_t, 16> s{}, d{};
-      for (auto& x : s) x = uint8_t(rng());
-      for (auto& x : d) x = uint8_t(rng());
-      b.ipv6(s, d);
-    } else {
-      b.ipv4(uint32_t(rng()), uint32_t(rng()));
-      if (rng() % 6 == 0) b.ipv4_options(uint8_t(1 + rng() % 4));
-    }
+    random_l3(b, rng, 8, 6, 6);
     b.dscp(uint8_t(rng() % 4 ? (rng() % 2 ? 46 : 10) : rng() % 64));
     const uint16_t sp = uint16_t(rng()), dp = uint16_t(rng());
     switch (rng() % 5) {
