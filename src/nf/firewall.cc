@@ -59,6 +59,11 @@ bool FirewallConfig::parse(const toml::table& t, FirewallConfig& out, std::strin
   return true;
 }
 
+Firewall::Decision Firewall::decide(uint32_t rule) const {
+  const bool matched = rule != AclClassifier::kNoMatch;
+  return {matched ? deny_[rule] != 0 : default_action_ == AclAction::kDeny, matched};
+}
+
 void Firewall::account(Verdict& v, bool deny, bool matched) {
   ++rx_;
   defaulted_ += !matched;
@@ -98,8 +103,7 @@ void Firewall::classify_packets(std::span<PacketView> pkts, std::span<Verdict> v
     }
     classifier_.classify_burst(std::span<const FlowKey>(keys, m), rule);
     for (size_t j = 0; j < m; ++j) {
-      const bool matched = rule[j] != AclClassifier::kNoMatch;
-      const bool deny = matched ? deny_[rule[j]] != 0 : default_action_ == AclAction::kDeny;
+      const auto [deny, matched] = decide(rule[j]);
       account(verdicts[base + at[j]], deny, matched);
     }
   }
@@ -128,8 +132,7 @@ void Firewall::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdi
   }
   classifier_.classify_burst(std::span<const FlowKey>(keys, m), rule);
   for (size_t j = 0; j < m; ++j) {
-    const bool matched = rule[j] != AclClassifier::kNoMatch;
-    const bool deny = matched ? deny_[rule[j]] != 0 : default_action_ == AclAction::kDeny;
+    const auto [deny, matched] = decide(rule[j]);
     for (size_t i = runs.begin(run_of[j]); i < runs.end(run_of[j]); ++i)
       if (verdicts[i] == Verdict::kPass) account(verdicts[i], deny, matched);
   }

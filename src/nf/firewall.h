@@ -68,6 +68,12 @@ class Firewall final : public Nf {
   const std::vector<AclRule>& rules() const { return rules_; }
 
  private:
+  // What the classifier's `rule` (AclClassifier::kNoMatch: none) says: deny? `matched` is
+  // false for the default action.
+  struct Decision {
+    bool deny, matched;
+  };
+  Decision decide(uint32_t rule) const;
   void account(Verdict& v, bool deny, bool matched);
   // process() without the self-bypass's bookkeeping (also what a solo run gets).
   void classify_packets(std::span<PacketView> pkts, std::span<Verdict> verdicts);
