@@ -133,9 +133,8 @@ class QueueMemStore {
     uint32_t idx, queue;
     bool opened;
   };
-  // Adds a packet to slice `s`'s open batch (opening one if needed; room(s) must hold). The slot
-  // gets `id`, send number `send`, `whole`.
-  // Inline: once per packet, in QueueMem::split.
+  // Adds a packet to slice `s`'s open batch (opening one if needed; room(s, port) must hold). The
+  // slot gets `id`, send number `send`, `whole`. Inline: once per packet, in QueueMem::split.
   NFPARK_HOT_INLINE Added add(uint32_t s, uint32_t b, Handle pkt, uint32_t id, uint64_t send,
                               uint32_t bytes, uint16_t hdr_len, bool whole, Nanos now) {
     Slice& sl = slice_[s];
