@@ -49,7 +49,9 @@ bool ControlGate::enable(std::string& err) {
 void ControlGate::on_wake(void* arg) {
   auto* g = static_cast<ControlGate*>(arg);
   uint64_t v = 0;
-  if (read(g->efd_, &v, sizeof v) != sizeof v) return;  // nothing written: not a park request
+  if (read(g->efd_, &v, sizeof v) != sizeof v) return;     // nothing written: not a park request
+  if (g->pin_.exchange(false, std::memory_order_acquire))  // this thread, onto the holder's CPUs
+    (void)sched_setaffinity(0, sizeof g->cpus_, &g->cpus_);
   const uint32_t go = g->go_.load(std::memory_order_acquire);
   g->parked_.fetch_add(1, std::memory_order_acq_rel);
   while (g->go_.load(std::memory_order_acquire) == go) g->go_.wait(go, std::memory_order_acquire);
@@ -57,11 +59,17 @@ void ControlGate::on_wake(void* arg) {
 
 void ControlGate::park(uint64_t now_tsc) {
   if (!handle_) return;
+  cpu_set_t cpus;  // the holder's CPUs (a syscall a slice): the interrupt thread goes there
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && !CPU_EQUAL(&cpus, &cpus_)) {
+    cpus_ = cpus;
+    spins_ = CPU_COUNT(&cpus) == 1 ? 0 : 2000;
+    pin_.store(true, std::memory_order_release);
+  }
   const uint32_t before = parked_.load(std::memory_order_acquire);
   const uint64_t one = 1;
   if (write(efd_, &one, sizeof one) != sizeof one) return;  // cannot fail below 2^64 - 2
   for (unsigned spins = 0; parked_.load(std::memory_order_acquire) == before; ++spins) {
-    if (spins < 2000) {
+    if (spins < spins_) {
       rte_pause();
     } else {
       sched_yield();  // the interrupt thread needs a core (2 shared cores under load)

@@ -18,12 +18,26 @@
 // thread go and takes it back: control messages (a disconnect, the next switch's handshake) are
 // handled then, between two bursts, never during one.
 //
+// Where the interrupt thread runs. While the gate is held, the data path waits for the
+// interrupt thread twice a slice (let go, taken back), so that thread must get a core at once.
+// EAL puts it on the CPUs no lcore uses (here: core 1, the data path on core 0), and there it can
+// starve: with the kernel's autogroups (one scheduling group per session, on by default), the
+// process's group gets a weight on each CPU in proportion to its load there — on core 1 almost
+// none, since the interrupt thread mostly sleeps — so with other work on core 1 the woken thread
+// waited 0.5-1 s for it (measured with /proc/<tid>/schedstat: runnable, not run), and every
+// packet over the memif link with it (pings of 1-1.5 s through the testbed under load). So the
+// first park moves the interrupt thread onto the CPUs of the thread that holds the gate: the
+// group's load is there, and the holder, waiting, yields its core to it (at once when they share
+// one CPU: spinning cannot help then).
+//
 // Use. Port calls hold() before each rx/tx/flush of a gated port (memif) and release() in
 // stop(); eal_cleanup() parks the thread for good (park_for_exit). One data-path thread per process
 // uses gated ports (the thread that calls hold()); release() before that thread blocks for long.
-// Cost: one wake-up of the interrupt thread per slice (counted in cycles()); nothing per packet.
+// Cost: one wake-up of the interrupt thread per slice (counted in cycles()) and one
+// sched_getaffinity call; nothing per packet.
 #pragma once
 #include <rte_cycles.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdint>
@@ -74,6 +88,10 @@ class ControlGate {
   std::atomic<uint32_t> go_{0};      // bumped by the data path to let it go
   bool held_ = false;
   uint64_t since_ = 0, slice_tsc_ = 0, cycles_ = 0;
+  // The holder's CPUs, for the interrupt thread (on_wake applies them when `pin_` is set).
+  cpu_set_t cpus_{};
+  std::atomic<bool> pin_{false};
+  unsigned spins_ = 2000;  // rte_pause() rounds before yielding: 0 when the holder has one CPU
 };
 
 }  // namespace nfpark::dp

@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 #include <rte_interrupts.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "dp/mbuf_env.h"
 
@@ -25,10 +27,13 @@ struct ControlEvent {  // what memif's control socket is to the interrupt thread
   int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
   std::atomic<int> ran{0};
+  cpu_set_t cpus{};  // the interrupt thread's CPUs when the callback last ran
   static void on(void* arg) {
     auto* e = static_cast<ControlEvent*>(arg);
     uint64_t v;
-    if (read(e->fd, &v, sizeof v) == sizeof v) e->ran.fetch_add(1);
+    if (read(e->fd, &v, sizeof v) != sizeof v) return;
+    sched_getaffinity(0, sizeof e->cpus, &e->cpus);
+    e->ran.fetch_add(1);
   }
   ControlEvent() {
     rte_intr_type_set(h, RTE_INTR_HANDLE_EXT);
@@ -107,6 +112,40 @@ TEST_F(ControlGateTest, ReleaseAndHoldAreIdempotent) {
   gate.release();
   ev.fire();
   EXPECT_TRUE(ev.ran_within(2, 5000ms, [] { std::this_thread::sleep_for(1ms); }));
+}
+
+// The interrupt thread follows the CPUs of the thread that holds the gate (control_gate.h,
+// "Where the interrupt thread runs"): a holder on one CPU, then another holder on another CPU.
+TEST_F(ControlGateTest, TheInterruptThreadRunsOnTheHoldersCpus) {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 2) GTEST_SKIP() << "needs two CPUs";
+  const std::vector<int> cpus = {int(online) - 1, 0};
+  ControlEvent ev;
+  int runs = 0;
+  for (const int cpu : cpus) {
+    std::thread holder([&] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+      gate.set_slice_us(10'000'000);
+      gate.hold();
+      gate.release();
+    });
+    holder.join();
+    ev.fire();
+    ASSERT_TRUE(ev.ran_within(++runs, 5000ms, [] { std::this_thread::sleep_for(1ms); }));
+    EXPECT_EQ(CPU_COUNT(&ev.cpus), 1) << cpu;
+    EXPECT_TRUE(CPU_ISSET(cpu, &ev.cpus)) << cpu;
+  }
+  cpu_set_t mine;  // this thread holds again: the interrupt thread comes to its CPUs
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  gate.set_slice_us(1000);
+  gate.hold();
+  gate.release();
+  ev.fire();
+  ASSERT_TRUE(ev.ran_within(++runs, 5000ms, [] { std::this_thread::sleep_for(1ms); }));
+  EXPECT_TRUE(CPU_EQUAL(&ev.cpus, &mine));
 }
 
 }  // namespace
