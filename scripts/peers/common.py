@@ -105,6 +105,30 @@ class Run:
     stdout: str
     stderr: str
     rc: int
+    # With `ready` (run_for): the CPU the process had used when its `ready` line appeared and
+    # when it was told to stop (0: not sampled) — its start-up and its teardown lie outside.
+    ready_cpu_s: float = 0.0
+    stop_cpu_s: float = 0.0
+
+    def busy_cpu_s(self) -> float:
+        """CPU from `ready` to the stop when both were sampled, else the whole run's."""
+        if self.ready_cpu_s and self.stop_cpu_s > self.ready_cpu_s:
+            return self.stop_cpu_s - self.ready_cpu_s
+        return self.cpu_s
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU time so far of the live threads of process `pid` (schedstat: ns), 0 if it is gone."""
+    total = 0
+    try:
+        for t in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                total += int((t / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+    except OSError:
+        return 0.0
+    return total / 1e9
 
 
 def _children_cpu() -> float:
@@ -122,7 +146,8 @@ def run_for(
 ) -> Run:
     """Runs `cmd`. With `seconds`, sends `stop` that long after the line `ready` appeared on
     its stdout (or after its start) — a DUT that runs until told to stop; else waits for it to
-    end. Its CPU time is what RUSAGE_CHILDREN grew by while it ran (one child at a time)."""
+    end. Its CPU time is what RUSAGE_CHILDREN grew by while it ran (one child at a time); with
+    `ready`, also the CPU it had used when the line appeared and when it was stopped."""
     cpu0 = _children_cpu()
     t0 = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -134,17 +159,22 @@ def run_for(
             env=env,
             text=True,
         )
+        ready_cpu = stop_cpu = 0.0
         try:
             if seconds is not None:
                 if ready is not None:
+                    # Polled often: the CPU sampled here should be the start-up's alone.
                     while p.poll() is None and time.monotonic() - t0 < timeout:
                         out.seek(0)
                         if ready in out.read():
+                            ready_cpu = _process_cpu(p.pid)
                             break
-                        time.sleep(0.05)
+                        time.sleep(0.002)
                 try:
                     p.wait(timeout=seconds)
                 except subprocess.TimeoutExpired:
+                    if ready_cpu:
+                        stop_cpu = _process_cpu(p.pid)
                     p.send_signal(stop)
             p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -157,20 +187,26 @@ def run_for(
         out.seek(0)
         err.seek(0)
         return Run(_children_cpu() - cpu0, time.monotonic() - t0, out.read(), err.read(),
-                   p.returncode)
+                   p.returncode, ready_cpu, stop_cpu)
 
 
 def cost_ns(run: Callable[[float], tuple[Run, int]], short_s: float, long_s: float) -> float:
     """ns of CPU per packet of a DUT: run(seconds) -> (Run, packets it processed), twice."""
     # On a loaded machine the start-up's CPU varies by more than a short run's share of a CPU:
-    # a pair whose long run did not cost more is measured again (3 tries).
+    # a pair whose long run did not cost more is measured again (3 tries). A DUT that says when
+    # it starts forwarding is measured from there to its stop (Run.busy_cpu_s): dpdk-testpmd's
+    # start-up and teardown (~1.2 s of CPU at load 14, 2-4x its 1 s run's forwarding; once 2.0
+    # s) otherwise enter each difference with their own variance — at 1500 B, where fewer
+    # packets share it, enough to move testpmd's cost by a third between runs
+    # (docs/performance.md §6, "testpmd io at 1500 B").
     why = ""
     for _ in range(3):
         a, pa = run(short_s)
         b, pb = run(long_s)
-        if pb > pa and b.cpu_s > a.cpu_s:
-            return (b.cpu_s - a.cpu_s) * 1e9 / (pb - pa)
-        why = (f"{pa} -> {pb} packets, {a.cpu_s:.2f} -> {b.cpu_s:.2f} s CPU")
+        ca, cb = a.busy_cpu_s(), b.busy_cpu_s()
+        if pb > pa and cb > ca:
+            return (cb - ca) * 1e9 / (pb - pa)
+        why = (f"{pa} -> {pb} packets, {ca:.2f} -> {cb:.2f} s CPU")
     raise PeerError(f"no measurable difference between a {short_s} s and a {long_s} s run "
                     f"in 3 tries (last: {why})")
 

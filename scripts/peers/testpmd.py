@@ -4,7 +4,8 @@ nfpark in baseline mode with chain `forward` / `macswap` — the same two ports,
 Both are a bump in the wire from port A to port B on one lcore (CPU 0): A = DPDK's net_pcap
 replaying the trace from memory (infinite_rx), B = net_null (takes everything). nfpark runs its
 whole baseline path (switch, NF link, NF server with the chain, switch) as `nfpark run
---traffic A+B` does. Cost = CPU ns per packet (common.py: a short and a long run, differenced).
+--traffic A+B` does. Cost = CPU ns per packet (common.py: a short and a long run, differenced;
+testpmd's CPU from its "Press enter to exit" line, when it forwards, to its stop).
 Frames: nfpark's generator, UDP, 1000 flows, 64 B and 1500 B (--quick: 64 B).
 """
 
