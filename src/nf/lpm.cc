@@ -10,6 +10,10 @@ Lpm::Lpm(int key_bytes, int first_stride)
     : key_bytes_(key_bytes == 4 ? 4 : 16),
       auto_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24),
       auto_widen_(auto_) {
+  if (key_bytes_ == 16) {
+    unit_ = 4;
+    nibble_from_ = kNibbleFrom;
+  }
   init_root(key_bytes_ == 4 && first_stride == 24 ? 24 : 16);
 }
 
@@ -17,9 +21,13 @@ void Lpm::init_root(int stride) {
   stride_ = stride;
   root_.clear();
   groups_.clear();
-  // A 16-bit root (256 KiB) is read and written all over by the inserts, the groups as they
+  ngroups_ = 0;
+  // A 16-bit IPv4 root (256 KiB) is read and written all over by the inserts, the groups as they
   // are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
-  root_.populate(stride == 16);
+  // An IPv6 root is written only under the /16s that hold routes (all of a BGP table under
+  // 2000::/3): 4 KiB pages, backed where written (never-written ones read as "no route").
+  root_.populate(stride == 16 && key_bytes_ == 4);
+  root_.small_pages(key_bytes_ == 16);
   groups_.populate(true);
   root_.resize(size_t(1) << stride, 0);
   image_ = Image::kTrie;
@@ -104,11 +112,12 @@ uint32_t Lpm::slot24(uint32_t c, bool& deeper) const {
   return answer(e);
 }
 
-void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len) {
+void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len, int next) {
   for (uint32_t i = first; i < first + n; ++i) {
     uint32_t e = at(base, i);
     if (e & kExt) {
-      fill(int64_t(e & kValMask), 0, 256, entry, len);
+      const int s = level_bits(next);
+      fill(int64_t(e & kValMask), 0, 1u << s, entry, len, next + s);
     } else if (!(e & kValid) || int(depth(e)) <= len) {
       at(base, i) = entry;
     }
@@ -148,25 +157,29 @@ bool Lpm::insert_masked(const uint8_t* key, int len, uint32_t value) {
   const uint32_t entry = kValid | uint32_t(len) << 22 | value;
   int64_t base = -1;  // the table we are in
   uint32_t index = root_index(key);
-  int stride = stride_, consumed = stride_, pos = stride_ / 8;
+  int stride = stride_, consumed = stride_;
   while (len > consumed) {
     uint32_t e = at(base, index);
+    stride = level_bits(consumed);
     if (!(e & kExt)) {  // refine: a child group holding the old entry everywhere
-      size_t g = groups();
+      const size_t g = groups_.size() >> unit_;
       if (g > kValMask) return false;
-      groups_.resize(groups_.size() + 256, e);
+      // The first group maps room for 256 KiB of them: one 2 MiB page, faulted in once,
+      // instead of growing through 4 KiB pages (each doubling populated, then all copied).
+      if (g == 0) groups_.reserve_for(kGroupsFirst);
+      groups_.resize(groups_.size() + (size_t(1) << stride), e);
+      ++ngroups_;
       at(base, index) = kExt | uint32_t(g);
       e = at(base, index);
     }
     base = int64_t(e & kValMask);
-    index = key[pos++];
-    stride = 8;
-    consumed += 8;
+    index = bits_at(key, consumed, stride);
+    consumed += stride;
   }
   // `len` ends inside this level: expand it over 2^(consumed - len) entries.
   uint32_t span = 1u << (consumed - len);
   uint32_t first = index & ~(span - 1) & ((1u << stride) - 1);
-  fill(base, first, span, entry, len);
+  fill(base, first, span, entry, len, consumed);
   return true;
 }
 
@@ -188,10 +201,13 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     ext |= x << i;
     out[i] = x ? e : answer(e);
   }
-  for (int pos = stride_ / 8; ext; ++pos) {
+  // Every key of a round is at the same bit (the strides depend on the level only).
+  for (int p = stride_, s = level_bits(p); ext; p += s, s = level_bits(p)) {
+    const int byte = p >> 3, shift = 8 - s - (p & 7), unit = unit_;
+    const uint32_t mask = (1u << s) - 1;
     for (uint32_t m = ext; m; m &= m - 1) {
       const int i = __builtin_ctz(m);
-      idx[i] = (out[i] & kValMask) << 8 | keys[i][pos];
+      idx[i] = ((out[i] & kValMask) << unit) + (uint32_t(keys[i][byte] >> shift) & mask);
       __builtin_prefetch(groups + idx[i]);
     }
     uint32_t next = 0;
