@@ -10,10 +10,6 @@ Lpm::Lpm(int key_bytes, int first_stride)
     : key_bytes_(key_bytes == 4 ? 4 : 16),
       auto_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24),
       auto_widen_(auto_) {
-  if (key_bytes_ == 16) {
-    unit_ = 4;
-    nibble_from_ = kNibbleFrom;
-  }
   init_root(key_bytes_ == 4 && first_stride == 24 ? 24 : 16);
 }
 
@@ -21,9 +17,8 @@ void Lpm::init_root(int stride) {
   stride_ = stride;
   root_.clear();
   groups_.clear();
-  ngroups_ = 0;
-  // A 16-bit IPv4 root (256 KiB) is read and written all over by the inserts, the groups as they
-  // are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
+  // A 16-bit IPv4 root (256 KiB) is read and written all over by the inserts, the groups as
+  // they are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
   // An IPv6 root is written only under the /16s that hold routes (all of a BGP table under
   // 2000::/3): 4 KiB pages, backed where written (never-written ones read as "no route").
   root_.populate(stride == 16 && key_bytes_ == 4);
@@ -112,12 +107,11 @@ uint32_t Lpm::slot24(uint32_t c, bool& deeper) const {
   return answer(e);
 }
 
-void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len, int next) {
+void Lpm::fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len) {
   for (uint32_t i = first; i < first + n; ++i) {
     uint32_t e = at(base, i);
     if (e & kExt) {
-      const int s = level_bits(next);
-      fill(int64_t(e & kValMask), 0, 1u << s, entry, len, next + s);
+      fill(int64_t(e & kValMask), 0, 256, entry, len);
     } else if (!(e & kValid) || int(depth(e)) <= len) {
       at(base, i) = entry;
     }
@@ -157,29 +151,28 @@ bool Lpm::insert_masked(const uint8_t* key, int len, uint32_t value) {
   const uint32_t entry = kValid | uint32_t(len) << 22 | value;
   int64_t base = -1;  // the table we are in
   uint32_t index = root_index(key);
-  int stride = stride_, consumed = stride_;
+  int stride = stride_, consumed = stride_, pos = stride_ / 8;
   while (len > consumed) {
     uint32_t e = at(base, index);
-    stride = level_bits(consumed);
     if (!(e & kExt)) {  // refine: a child group holding the old entry everywhere
-      const size_t g = groups_.size() >> unit_;
+      size_t g = groups();
       if (g > kValMask) return false;
       // The first group maps room for 256 KiB of them: one 2 MiB page, faulted in once,
       // instead of growing through 4 KiB pages (each doubling populated, then all copied).
       if (g == 0) groups_.reserve_for(kGroupsFirst);
-      groups_.resize(groups_.size() + (size_t(1) << stride), e);
-      ++ngroups_;
+      groups_.resize(groups_.size() + 256, e);
       at(base, index) = kExt | uint32_t(g);
       e = at(base, index);
     }
     base = int64_t(e & kValMask);
-    index = bits_at(key, consumed, stride);
-    consumed += stride;
+    index = key[pos++];
+    stride = 8;
+    consumed += 8;
   }
   // `len` ends inside this level: expand it over 2^(consumed - len) entries.
   uint32_t span = 1u << (consumed - len);
   uint32_t first = index & ~(span - 1) & ((1u << stride) - 1);
-  fill(base, first, span, entry, len, consumed);
+  fill(base, first, span, entry, len);
   return true;
 }
 
@@ -201,13 +194,10 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     ext |= x << i;
     out[i] = x ? e : answer(e);
   }
-  // Every key of a round is at the same bit (the strides depend on the level only).
-  for (int p = stride_, s = level_bits(p); ext; p += s, s = level_bits(p)) {
-    const int byte = p >> 3, shift = 8 - s - (p & 7), unit = unit_;
-    const uint32_t mask = (1u << s) - 1;
+  for (int pos = stride_ / 8; ext; ++pos) {
     for (uint32_t m = ext; m; m &= m - 1) {
       const int i = __builtin_ctz(m);
-      idx[i] = ((out[i] & kValMask) << unit) + (uint32_t(keys[i][byte] >> shift) & mask);
+      idx[i] = (out[i] & kValMask) << 8 | keys[i][pos];
       __builtin_prefetch(groups + idx[i]);
     }
     uint32_t next = 0;

@@ -1,9 +1,9 @@
 // Lpm: longest-prefix match over IPv4 (4-byte) or IPv6 (16-byte) keys — a multibit trie with a
 // 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4,
-// 16-8-8-4-...-4 for IPv6: see "IPv6 groups"), built by controlled prefix expansion (Srinivasan &
-// Varghese 1999; DIR-24-8 is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in
-// rte_lpm6). IPv4 tables in auto mode are looked up in a compiled image of the trie instead: small
-// ones in LpmDir16 (lpm_dir16.h), larger ones in LpmRuns (lpm_runs.h).
+// 16-8-...-8 for IPv6), built by controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8
+// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6). IPv4
+// tables in auto mode are looked up in a compiled image of the trie instead: small ones in
+// LpmDir16 (lpm_dir16.h), larger ones in LpmRuns (lpm_runs.h).
 //
 // Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default).
 // The layout is chosen by the table's shape as routes go in (the rule, IPv4):
@@ -19,38 +19,30 @@
 //  A first_stride of 16 keeps the 16-bit root (the LpmDir16 image while it fits, else the staged
 //  walk); 24 is DIR-24-8 alone (no image).
 //
-// IPv6 groups: levels are 8 bits down to /32 (kNibbleFrom), 4 bits below (groups of 16 entries,
-// 64 B, one cache line). Routes past /32 are sparse: a /48 of a BGP-like table shares its /24
-// and /32 groups with others but has the groups below to itself; in 1 KiB groups (rte_lpm6's
-// shape) that is 2-3 KiB a route, in 64 B ones ~0.3 KiB, and the build writes (and the kernel
-// backs) that much less. A /48 is then 6 loads deep instead of 4 (root, /24, /32, 4 nibbles).
-//
-// Theory of operation. The root has 2^stride entries, each child group 2^8 (IPv6 past /32: 2^4).
-// An entry is a 32-bit word: valid bit, "extended" bit (the value is a child group index), the
-// length of the prefix that wrote it (0..128) and a 22-bit value. Inserting a prefix of length
-// `len` writes every entry it covers at the level where `len` ends, except entries already
-// written by a longer prefix; an entry that must be refined further becomes a child group
-// initialised with its old contents. The result is independent of insertion order; equal
-// prefixes: the last insert wins. The IPv4 image is then updated for the entries the prefix
-// covers (LpmDir16::update reads the trie).
+// Theory of operation. The root has 2^stride entries, each child group 2^8. An entry is a 32-bit
+// word: valid bit, "extended" bit (the value is a child group index), the length of the prefix
+// that wrote it (0..128) and a 22-bit value. Inserting a prefix of length `len` writes every entry
+// it covers at the level where `len` ends, except entries already written by a longer prefix; an
+// entry that must be refined further becomes a child group initialised with its old contents.
+// The result is independent of insertion order; equal prefixes: the last insert wins. The IPv4
+// image is then updated for the entries the prefix covers (LpmDir16::update reads the trie).
 // Lookup: with LpmDir16, root entry + group entry; with LpmRuns, root entry + node (+ a level-3
-// node for the ~5% of addresses in a /24 holding a longer prefix); else one load per stride until
-// a non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8), IPv6 ≤ 27 (root, 2 bytes, 24
-// nibbles). lookup_burst() walks 16-bit-root and IPv6 tries up to 32 keys a level at a time,
-// prefetching every key's next entry before reading any of them, so the misses of a burst
-// overlap; under a 24-bit root it is a plain loop (one load per key, overlapped by the
-// out-of-order core; measured faster there, see lpm.cc). lookup_burst_v4() takes the IPv4 keys as
-// a dense array of host-order words (the router's burst; rte_lpm_lookup_bulk's input): no pointer
-// per key.
-// Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group (64 B past IPv6's /32), in
-// HugeArray (2 MiB pages where transparent huge pages are enabled, which is what makes the 64 MiB
-// root cheap to walk), + the image; every array of 256 KiB or more is mapped in whole 2 MiB pages
-// (HugeArray: one fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time), but the
-// IPv6 root, on 4 KiB pages backed only where written (one page per /16 holding routes, not a
-// 2 MiB page zeroed for one entry); the first child group maps room for 256 KiB of them at once
-// (one 2 MiB page: growing through 4 KiB pages cost more than the whole rest of a 1k-route IPv6
-// build). memory_bytes() counts what is mapped. In auto mode the routes are kept (24 B each) until
-// the rebuild. No deletion (static config).
+// node for the ~5% of addresses in a /24 holding a longer prefix); else one load per stride until a
+// non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8), IPv6 ≤ 15. lookup_burst() walks
+// 16-bit-root and IPv6 tries up to 32 keys a level at a time, prefetching every key's next entry
+// before reading any of them, so the misses of a burst overlap; under a 24-bit root it is a plain
+// loop (one load per key, overlapped by the out-of-order core; measured faster there, see
+// lpm.cc). lookup_burst_v4() takes the IPv4 keys as a dense array of host-order words (the
+// router's burst; rte_lpm_lookup_bulk's input): no pointer per key.
+// Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
+// where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk),
+// + the image; every array of 256 KiB or more is mapped in whole 2 MiB pages (HugeArray: one
+// fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time), but the IPv6 root, on
+// 4 KiB pages backed only where written (one page per /16 holding routes, not a 2 MiB page
+// zeroed for one entry); the first child group maps room for 256 KiB of them at once (one 2 MiB
+// page: growing through 4 KiB pages cost as much as the rest of a 1k-route IPv6 build).
+// memory_bytes() counts what is mapped. In auto mode the routes are kept (24 B each) until the
+// rebuild. No deletion (static config).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -71,9 +63,6 @@ class Lpm {
   // Auto mode widens an IPv4 table to a 24-bit first stride past this many child groups.
   static constexpr size_t kWidenAfterGroups = 64;
   static constexpr size_t kMaxBurst = 32;
-  // IPv6 levels from this bit on are 4 bits wide (child groups of 16 entries, 64 B), above it
-  // 8 bits (256 entries, 1 KiB): see "IPv6 groups" below.
-  static constexpr int kNibbleFrom = 32;
 
   explicit Lpm(int key_bytes, int first_stride = 0);  // key_bytes 4 or 16; stride 0, 16 or 24
   // Inserts prefix (network order, `key_bytes` long, bits past len ignored). False if value is
@@ -89,13 +78,8 @@ class Lpm {
       return dir16_.lookup(__builtin_bswap32(w));
     }
     uint32_t e = root_[root_index(key)];
-    if (key_bytes_ == 4) {
-      int pos = stride_ / 8;
-      while (e & kExt) e = groups_[size_t(e & kValMask) << 8 | key[pos++]];
-      return answer(e);
-    }
-    for (int p = stride_; e & kExt; p += level_bits(p))
-      e = groups_[(size_t(e & kValMask) << unit_) + bits_at(key, p, level_bits(p))];
+    int pos = stride_ / 8;
+    while (e & kExt) e = groups_[size_t(e & kValMask) << 8 | key[pos++]];
     return answer(e);
   }
   // out[i] = lookup(keys[i]) for i < n (any n; walked 32 at a time with prefetches).
@@ -106,7 +90,7 @@ class Lpm {
   void lookup_burst_v4(const uint32_t* addrs, uint32_t* out, size_t n) const;
   int key_bytes() const { return key_bytes_; }
   int first_stride() const { return stride_; }
-  size_t groups() const { return ngroups_; }  // child groups (IPv6: of 256 or 16 entries)
+  size_t groups() const { return groups_.size() / 256; }
   // Builds the IPv4 lookup image (LpmDir16) when the table's shape calls for it (see above);
   // true if lookups now read it. Call after the routes are in: an insert makes lookups walk the
   // trie again (same answers, slower) until the next compile().
@@ -133,13 +117,6 @@ class Lpm {
     return __builtin_bswap32(w) >> (32 - stride_);
   }
   static uint32_t answer(uint32_t e) { return (e & kValid) ? (e & kValMask) : kNoRoute; }
-  // The stride of the level whose entries start at bit p of the key: 8, or 4 for IPv6 levels
-  // from kNibbleFrom on.
-  int level_bits(int p) const { return p < nibble_from_ ? 8 : 4; }
-  // Bits [p, p + s) of the key (s = 8 at a byte boundary, or 4).
-  static uint32_t bits_at(const uint8_t* key, int p, int s) {
-    return uint32_t(key[p >> 3] >> (8 - s - (p & 7))) & ((1u << s) - 1);
-  }
   void init_root(int stride);
   bool insert_masked(const uint8_t* key, int len, uint32_t value);
   // The trie's answer for host-order address a (IPv4).
@@ -152,10 +129,9 @@ class Lpm {
   void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
   // Writes `entry` over [first, first + n) of the table starting at `base` (root if base < 0,
   // else child group `base`), descending into child groups.
-  // `next`: the bit where the level below the table's entries starts.
-  void fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len, int next);
+  void fill(int64_t base, uint32_t first, uint32_t n, uint32_t entry, int len);
   uint32_t& at(int64_t base, uint32_t i) {
-    return base < 0 ? root_[i] : groups_[(size_t(base) << unit_) + i];
+    return base < 0 ? root_[i] : groups_[size_t(base) << 8 | i];
   }
 
   enum class Image { kTrie, kDir16, kRuns };
@@ -164,11 +140,7 @@ class Lpm {
   bool auto_;        // IPv4, first_stride 0: the layout follows the table's shape
   bool auto_widen_;  // auto, still on a 16-bit root
   HugeArray<uint32_t> root_;
-  HugeArray<uint32_t> groups_;  // child groups; an extended entry holds its group's offset in
-                                // units of 2^unit_ entries (IPv4: 256, IPv6: 16)
-  int unit_ = 8;
-  int nibble_from_ = 128;  // IPv6: kNibbleFrom; IPv4: every level 8 bits
-  size_t ngroups_ = 0;
+  HugeArray<uint32_t> groups_;
   std::vector<Route> routes_;   // auto mode, until widened: replayed into the 24-bit table
   LpmDir16 dir16_;              // IPv4 under a 16-bit root: the small tables' image
   LpmRuns runs_;                // IPv4, auto: the image of tables LpmDir16 cannot hold
