@@ -97,6 +97,10 @@ class HugeArray {
     n_ = n;
     dirty_ = std::max(dirty_, n);  // the caller may write anything below n
   }
+  // Capacity for at least n elements (nothing written, nothing backed until written).
+  void reserve_for(size_t n) {
+    if (n > cap_) reserve(n);
+  }
   // Back the pages of every later growth at once (one madvise(MADV_POPULATE_WRITE), not one
   // fault per page, and no read fault on the shared zero page before the write fault): for
   // arrays written soon after they grow (a trie's root and groups, a lookup image). Only while
@@ -104,6 +108,12 @@ class HugeArray {
   // doubling would back pages never used. Off by default.
   void populate(bool on) {
     populate_ = on;
+  }
+  // Keep the array on 4 KiB pages at any size (set before it grows): for a big array written in
+  // a few places only (an IPv6 trie's root: 256 KiB, one entry per /16 routed), where one 2 MiB
+  // page would be zeroed for each 4 KiB one written. Off by default.
+  void small_pages(bool on) {
+    small_ = on;
   }
   void clear() {
     release();
@@ -113,7 +123,7 @@ class HugeArray {
  private:
   void reserve(size_t cap) {
     size_t bytes = cap * sizeof(T);
-    const bool huge = bytes >= kHugeFrom;
+    const bool huge = bytes >= kHugeFrom && !small_;
     if (huge) bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
     if constexpr (kHeap) {  // ASan: heap memory it can check (no huge pages)
       T* p = static_cast<T*>(::operator new (bytes, std::align_val_t{64}));
@@ -178,12 +188,14 @@ class HugeArray {
   void swap(HugeArray& o) noexcept {
     std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(cap_, o.cap_);
     std::swap(map_len_, o.map_len_), std::swap(dirty_, o.dirty_), std::swap(populate_, o.populate_);
+    std::swap(small_, o.small_);
   }
 
   T* p_ = nullptr;
   size_t n_ = 0, cap_ = 0, map_len_ = 0;
   size_t dirty_ = 0;  // elements at and past dirty_ were never written since they were mapped
   bool populate_ = false;
+  bool small_ = false;
 };
 
 }  // namespace nfpark::nf

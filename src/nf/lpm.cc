@@ -17,9 +17,12 @@ void Lpm::init_root(int stride) {
   stride_ = stride;
   root_.clear();
   groups_.clear();
-  // A 16-bit root (256 KiB) is read and written all over by the inserts, the groups as they
-  // are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
-  root_.populate(stride == 16);
+  // A 16-bit IPv4 root (256 KiB) is read and written all over by the inserts, the groups as
+  // they are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
+  // An IPv6 root is written only under the /16s that hold routes (all of a BGP table under
+  // 2000::/3): 4 KiB pages, backed where written (never-written ones read as "no route").
+  root_.populate(stride == 16 && key_bytes_ == 4);
+  root_.small_pages(key_bytes_ == 16);
   groups_.populate(true);
   root_.resize(size_t(1) << stride, 0);
   image_ = Image::kTrie;
@@ -154,6 +157,9 @@ bool Lpm::insert_masked(const uint8_t* key, int len, uint32_t value) {
     if (!(e & kExt)) {  // refine: a child group holding the old entry everywhere
       size_t g = groups();
       if (g > kValMask) return false;
+      // The first group maps room for 256 KiB of them: one 2 MiB page, faulted in once,
+      // instead of growing through 4 KiB pages (each doubling populated, then all copied).
+      if (g == 0) groups_.reserve_for(kGroupsFirst);
       groups_.resize(groups_.size() + 256, e);
       at(base, index) = kExt | uint32_t(g);
       e = at(base, index);

@@ -37,9 +37,12 @@
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
 // where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk),
 // + the image; every array of 256 KiB or more is mapped in whole 2 MiB pages (HugeArray: one
-// fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time), and memory_bytes()
-// counts what is mapped. In auto mode the routes are kept (24 B each) until the rebuild. No
-// deletion (static config).
+// fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time), but the IPv6 root, on
+// 4 KiB pages backed only where written (one page per /16 holding routes, not a 2 MiB page
+// zeroed for one entry); the first child group maps room for 256 KiB of them at once (one 2 MiB
+// page: growing through 4 KiB pages cost as much as the rest of a 1k-route IPv6 build).
+// memory_bytes() counts what is mapped. In auto mode the routes are kept (24 B each) until the
+// rebuild. No deletion (static config).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -106,6 +109,7 @@ class Lpm {
     uint8_t len;
     uint32_t value;
   };
+  static constexpr size_t kGroupsFirst = size_t(1) << 16;  // entries (see insert_masked)
   static uint32_t depth(uint32_t e) { return (e >> 22) & 0xFF; }
   uint32_t root_index(const uint8_t* key) const {  // the first `stride_` bits (keys are >= 4 B)
     uint32_t w;

@@ -69,6 +69,39 @@ TEST(HugeArray, ZeroFillIsWrittenOverElementsWrittenBefore) {
   for (size_t i = 0; i < 5; ++i) ASSERT_EQ(a[i], 0xBEEFu);
 }
 
+TEST(HugeArray, SmallPagesKeepABigArrayOffTwoMegabyteRounding) {
+  HugeArray<uint32_t> big, small;
+  small.small_pages(true);
+  big.resize(size_t(1) << 18, 0);  // 1 MiB: past kHugeFrom
+  small.resize(size_t(1) << 18, 0);
+  EXPECT_EQ(big.mapped_bytes(), size_t(2) << 20);  // whole 2 MiB pages
+  EXPECT_EQ(small.mapped_bytes(), size_t(1) << 20);
+  small[12345] = 7;
+  small.resize(size_t(1) << 19, 0);  // grows on 4 KiB pages, keeps what was written
+  EXPECT_EQ(small.mapped_bytes(), size_t(2) << 20);
+  EXPECT_EQ(small[12345], 7u);
+  EXPECT_EQ(small[(size_t(1) << 19) - 1], 0u);
+}
+
+TEST(HugeArray, ReserveForMapsWithoutGrowingAndGrowthKeepsTheContents) {
+  HugeArray<uint32_t> a;
+  a.reserve_for(size_t(1) << 16);  // 256 KiB: one 2 MiB mapping, nothing written
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(a.mapped_bytes(), size_t(2) << 20);
+  const uint32_t* p = a.data();
+  a.resize(256, 9);
+  a.resize(512, 0);
+  EXPECT_EQ(a.data(), p);  // within the reservation: no move
+  EXPECT_EQ(a[255], 9u);
+  EXPECT_EQ(a[256], 0u);
+  a.reserve_for(10);  // below the capacity: nothing changes
+  EXPECT_EQ(a.data(), p);
+  a.resize(size_t(1) << 20, 3);  // past it: grows, the contents move along
+  EXPECT_EQ(a[0], 9u);
+  EXPECT_EQ(a[300], 0u);
+  EXPECT_EQ(a[(size_t(1) << 20) - 1], 3u);
+}
+
 TEST(HugeArray, MoveTransfersOwnership) {
   HugeArray<uint64_t> a;
   a.resize(10, 5);

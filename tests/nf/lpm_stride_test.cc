@@ -155,6 +155,33 @@ TEST(LpmStride, Ipv6BurstMatchesBruteForce) {
   EXPECT_EQ(t.first_stride(), 16);
 }
 
+// IPv6 prefixes nested around a few /32s (most child groups shared), every length from /0 to
+// /128, against the brute force.
+TEST(LpmStride, Ipv6NestedPrefixes) {
+  Rng rnd{7};
+  std::vector<std::array<uint8_t, 16>> bases(6);
+  for (auto& b : bases) {
+    for (auto& x : b) x = uint8_t(rnd());
+    b[0] = 0x20, b[1] = 0x01, b[2] = uint8_t(rnd() % 2);  // two /24s, six /32s
+  }
+  std::vector<Route> routes;
+  for (uint32_t i = 0; i < 1500; ++i) {
+    Route r;
+    r.addr = bases[rnd() % bases.size()];
+    const uint64_t pick = rnd() % 10;
+    r.len = pick < 6 ? 24 + int(rnd() % 49) : int(rnd() % 129);  // mostly /24-/72
+    for (int k = 0; k < 3; ++k) {  // near the base: a few bits past /32 differ
+      const int bit = 32 + int(rnd() % 96);
+      r.addr[size_t(bit / 8)] ^= uint8_t(0x80 >> (bit % 8));
+    }
+    mask_prefix(r.addr.data(), 16, r.len);
+    r.v = i;
+    routes.push_back(r);
+  }
+  Lpm t(16);
+  check(t, routes, rnd, 4001);
+}
+
 TEST(LpmStride, EmptyTableAndEmptyBurst) {
   Lpm t(4, 24);
   const uint8_t k[4] = {1, 2, 3, 4};
