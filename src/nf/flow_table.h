@@ -65,6 +65,7 @@
 #endif
 
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/time.h"
 #include "nf/huge_array.h"
 
@@ -316,7 +317,8 @@ class FlowTable {
     if (!(t & kSecond)) return;
     count_overflow(alt(slot / kWays, t), t, -1);
   }
-  void expire(uint32_t s) {
+  // Out of line (rare next to lookups): keeps find() small enough to inline into burst loops.
+  NFPARK_COLD void expire(uint32_t s) {
     hook_(entries_[s].key, entries_[s].value, s);
     clear(s);
     --size_;
