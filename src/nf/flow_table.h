@@ -6,14 +6,14 @@
 //           entries never expire).
 // Time:     `now` is passed to every call; no clock is read.
 // State:    slots = buckets * 32, of which 31 per bucket hold flows (lane 0 of each bucket's tag
-//           line holds its overflow counts). Per slot: one Entry {Key, Value, Nanos last_seen}
-//           padded to 16/32/64 B, plus a 2-byte tag. With Key = FlowKey (40 B) and Value <= 16 B
-//           an Entry is 64 B (one cache line), so a slot costs 66 B and a flow 66 * 1.25 * 32/31 =
-//           85 B (a full table runs at 80% load); e.g. capacity 1M -> 40,324 buckets -> 1,290,368
-//           slots -> 81.2 MiB (rte_hash for the same 1.25M entries: ~83 MiB). Tags and entries
-//           live in HugeArray (2 MiB pages where transparent huge pages are enabled: a 1M-flow
-//           table then costs the TLB 41 entries, not 21k), written once at construction so the
-//           packet path takes no page faults.
+//           line holds its overflow counts). Per bucket: a line of 32 2-byte tags and 31 Entries
+//           {Key, Value, Nanos last_seen} padded to 16/32/64 B (slot s's entry is entry(s): none
+//           is kept for lane 0). With Key = FlowKey (40 B) and Value <= 16 B an Entry is 64 B (one
+//           cache line), so a bucket costs 2 KiB and a flow 2048 / 31 * 1.25 = 83 B (a full table
+//           runs at 80% load); e.g. capacity 1M -> 40,324 buckets -> 78.8 MiB (rte_hash for the
+//           same 1.25M entries: 81.2 MiB). Tags and entries live in HugeArray (2 MiB pages where
+//           transparent huge pages are enabled: a 1M-flow table then costs the TLB 41 entries,
+//           not 20k), written once at construction so the packet path takes no page faults.
 // Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
 // Cost:     one hash + 1 tag line (2 when the key is not in its first bucket and that bucket's
 //           overflow count of the key's class is not zero: at 80% load ~13% of misses and ~3% of
@@ -106,21 +106,21 @@ class FlowTable {
   }
   // Bytes of a table of `capacity` flows (tags and entries).
   static constexpr size_t bytes_for(size_t capacity) {
-    return size_t(buckets_for(capacity)) * kWays * bytes_per_slot();
+    return size_t(buckets_for(capacity)) * kBucketBytes;
   }
 
   FlowTable(size_t capacity, Nanos idle_timeout, OnExpire hook = {}, Hash hasher = {})
       : timeout_(idle_timeout), hook_(hook), hash_(hasher) {
     buckets_ = buckets_for(capacity);
     slots_ = size_t(buckets_) * kWays;
-    // Huge pages where the kernel gives them (a 1M-flow table spans 81 MiB: 4 KiB pages would
+    // Huge pages where the kernel gives them (a 1M-flow table spans 79 MiB: 4 KiB pages would
     // miss the TLB on every lookup); written once here so no page faults on the packet path.
     tag_mem_.resize(slots_, 0);
-    entry_mem_.resize(slots_, Entry{});
+    entry_mem_.resize(size_t(buckets_) * kFlowWays, Entry{});
     tags_ = tag_mem_.data();
     entries_ = entry_mem_.data();
     std::memset(tags_, 0, slots_ * sizeof(uint16_t));
-    std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
+    std::memset(static_cast<void*>(entries_), 0, size_t(buckets_) * kFlowWays * sizeof(Entry));
   }
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
@@ -156,11 +156,11 @@ class FlowTable {
   void prefetch_entry(uint64_t h, bool for_insert = false) const {
     const uint32_t c1 = b1(h), t = tag(h);
     if (const uint32_t m = match(c1, t)) {
-      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(m))]);
+      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(m))));
     } else if (overflow(c1, t)) {
       __builtin_prefetch(&tags_[alt(c1, t) * kWays]);
     } else if (const uint32_t e = for_insert ? match(c1, 0) : 0) {
-      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(e))], 1);
+      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(e))), 1);
     }
   }
 
@@ -170,7 +170,7 @@ class FlowTable {
     uint32_t s = find_in(c1, t, k);
     if (s == kNone && overflow(c1, t)) s = find_in(alt(c1, t), t | kSecond, k);
     if (s == kNone) return kNone;
-    Entry& e = entries_[s];
+    Entry& e = entry(s);
     if (expired(e, now)) {
       expire(s);
       return kNone;
@@ -190,9 +190,9 @@ class FlowTable {
       ++insert_failed_;
       return kNone;
     }
-    entries_[s].key = k;
-    entries_[s].value = Value{};
-    entries_[s].last_seen = now;
+    entry(s).key = k;
+    entry(s).value = Value{};
+    entry(s).last_seen = now;
     ++size_;
     inserted = true;
     return s;
@@ -208,12 +208,12 @@ class FlowTable {
   bool occupied(uint32_t slot) const {
     return slot < slots_ && (slot & (kWays - 1)) != 0 && tags_[slot] != 0;
   }
-  Entry& at(uint32_t slot) { return entries_[slot]; }
-  const Entry& at(uint32_t slot) const { return entries_[slot]; }
+  Entry& at(uint32_t slot) { return entry(slot); }
+  const Entry& at(uint32_t slot) const { return entry(slot); }
   // True when the entry at `slot` is live at `now`; an expired one is removed (hook called).
   bool live(uint32_t slot, Nanos now) {
     if (!occupied(slot)) return false;
-    if (!expired(entries_[slot], now)) return true;
+    if (!expired(entry(slot), now)) return true;
     expire(slot);
     return false;
   }
@@ -225,7 +225,7 @@ class FlowTable {
     for (size_t i = 0; i < max_slots; ++i) {
       const uint32_t s = cursor_;
       if (++cursor_ == slots_) cursor_ = 0;
-      if (occupied(s) && expired(entries_[s], now)) {
+      if (occupied(s) && expired(entry(s), now)) {
         expire(s);
         ++removed;
       }
@@ -235,14 +235,14 @@ class FlowTable {
     // otherwise stall each burst's sweep (a hint: nothing else changes).
     __builtin_prefetch(&tags_[cursor_]);
     for (size_t i = 0, s = cursor_; i < max_slots; ++i, s = s + 1 == slots_ ? 0 : s + 1)
-      __builtin_prefetch(&entries_[s]);
+      if (s % kWays) __builtin_prefetch(&entry(uint32_t(s)));
     return removed;
   }
 
   template <class F>
   void for_each(F&& f) const {
     for (size_t s = 0; s < slots_; ++s)
-      if (occupied(uint32_t(s))) f(entries_[s]);
+      if (occupied(uint32_t(s))) f(entry(s));
   }
 
   size_t size() const { return size_; }
@@ -257,7 +257,9 @@ class FlowTable {
     for (uint32_t c = 0; c < 4; ++c) n += overflow(slot / kWays, c);
     return n;
   }
-  static constexpr size_t bytes_per_slot() { return sizeof(Entry) + sizeof(uint16_t); }
+  // Bytes of a bucket: its tag line and 31 entries (lane 0, the overflow counts, has none).
+  static constexpr size_t kBucketBytes = kWays * sizeof(uint16_t) + kFlowWays * sizeof(Entry);
+  size_t bytes() const { return size_t(buckets_) * kBucketBytes; }
 
  private:
   static constexpr uint16_t kSecond = 0x8000;  // tag bit: the key lives in its second bucket
@@ -269,6 +271,9 @@ class FlowTable {
     const uint32_t t = uint32_t(h >> 49);
     return t | uint32_t(t == 0);
   }
+  // The entry of slot s (lanes 1-31 of bucket s / 32: 31 entries a bucket, none for lane 0).
+  Entry& entry(uint32_t s) { return entries_[s - s / kWays - 1]; }
+  const Entry& entry(uint32_t s) const { return entries_[s - s / kWays - 1]; }
   // [0, n) from 32 uniform bits: multiply-shift (Lemire), no power-of-two mask, no division.
   static uint32_t reduce(uint32_t x, uint32_t n) { return uint32_t(uint64_t(x) * n >> 32); }
   uint32_t b1(uint64_t h) const { return reduce(uint32_t(h), buckets_); }
@@ -303,7 +308,7 @@ class FlowTable {
   uint32_t find_in(uint32_t b, uint32_t t, const Key& k) const {
     for (uint32_t m = match(b, t); m; m &= m - 1) {
       const uint32_t s = b * kWays + uint32_t(std::countr_zero(m));
-      if (entries_[s].key == k) return s;
+      if (entry(s).key == k) return s;
     }
     return kNone;
   }
@@ -319,7 +324,7 @@ class FlowTable {
   }
   // Out of line (rare next to lookups): keeps find() small enough to inline into burst loops.
   NFPARK_COLD void expire(uint32_t s) {
-    hook_(entries_[s].key, entries_[s].value, s);
+    hook_(entry(s).key, entry(s).value, s);
     clear(s);
     --size_;
     ++expired_;
@@ -343,7 +348,7 @@ class FlowTable {
       } else {
         for (uint32_t b : {c1, c2}) {
           for (uint32_t i = 1; i < kWays && pick == kNone; ++i) {
-            if (expired(entries_[b * kWays + i], now)) {
+            if (expired(entry(b * kWays + i), now)) {
               pick = b * kWays + i;
               second = b == c2;
               expire(pick);
@@ -366,8 +371,8 @@ class FlowTable {
   size_t slots_ = 0;
   uint32_t buckets_ = 0;         // even, at least 2
   HugeArray<uint16_t> tag_mem_;  // 64-byte aligned: one bucket's tags = one cache line
-  HugeArray<Entry> entry_mem_;
-  uint16_t* tags_ = nullptr;  // tag_mem_.data(), entry_mem_.data()
+  HugeArray<Entry> entry_mem_;   // 31 a bucket: slot s's entry is entry(s)
+  uint16_t* tags_ = nullptr;     // tag_mem_.data(), entry_mem_.data()
   Entry* entries_ = nullptr;
   size_t size_ = 0;
   uint32_t cursor_ = 0;

@@ -56,7 +56,7 @@ TEST(FlowTable, InsertFindErase) {
 TEST(FlowTable, EntriesAreOneCacheLineForFlowKeys) {
   using T = FlowTable<FlowKey, uint64_t[2], KeyHash>;
   EXPECT_EQ(sizeof(T::Entry), 64u);
-  EXPECT_EQ(T::bytes_per_slot(), 66u);  // + a 16-bit tag
+  EXPECT_EQ(T::kBucketBytes, 2048u);  // a tag line + 31 entries (none for lane 0)
 }
 
 TEST(FlowTable, LazyExpiryCallsHookAndFreesSlot) {
@@ -309,9 +309,10 @@ TEST(FlowTableSizing, HoldsTheCapacityAskedWithoutRoundingToAPowerOfTwo) {
     }
     EXPECT_EQ(overflow_total(t), spilled(t)) << cap;
   }
-  // The size: 1M flows in 40,324 buckets (81.2 MiB; rte_hash's 1.25M entries ~83 MiB),
-  // where the power-of-two rule took 2^16 buckets (132 MiB).
-  EXPECT_EQ(FTable::bytes_for(1'000'000), 40324u * 32u * 66u);
+  // The size: 1M flows in 40,324 buckets of 2 KiB (78.8 MiB; rte_hash's 1.25M entries
+  // take 81.2 MiB), where the power-of-two rule took 2^16 buckets of 32 slots of 66 B (132 MiB).
+  EXPECT_EQ(FTable::bytes_for(1'000'000), 40324u * 2048u);
+  EXPECT_EQ(FTable(1'000'000, 0, Recorder{&seen}).bytes(), 40324u * 2048u);
 }
 
 TEST(FlowTableSizing, EraseAndSweepAtFullLoad) {
