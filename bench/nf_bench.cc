@@ -230,8 +230,8 @@ void flow_table_bench(size_t flows, size_t lookups) {
   }
   std::printf(
       "flowtable %8zu flows: one-by-one %6.1f ns/lookup | batch+prefetch buckets %6.1f (%.2fx) | "
-      "+prefetch entries %6.1f (%.2fx)   [%zu B/slot, %zu slots, found %llu]\n",
-      flows, ns[0], ns[1], ns[0] / ns[1], ns[2], ns[0] / ns[2], t.bytes_per_slot(), t.slots(),
+      "+prefetch entries %6.1f (%.2fx)   [%zu KiB, %zu slots, found %llu]\n",
+      flows, ns[0], ns[1], ns[0] / ns[1], ns[2], ns[0] / ns[2], t.bytes() / 1024, t.slots(),
       (unsigned long long)found);
 }
 

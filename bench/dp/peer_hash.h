@@ -154,7 +154,7 @@ inline void bench_hash_flows(size_t flows, const PeerOpts& o, PeerReport& rep) {
       "KiB\n",
       label.c_str(), entries, nf_build * 1e9 / double(flows), nf_one * 1e9 / double(flows),
       peers[0].build * 1e9 / double(flows), peers[1].build * 1e9 / double(flows),
-      mine.slots() * Table::bytes_per_slot() / 1024, peers[0].mem / 1024, peers[1].mem / 1024);
+      mine.bytes() / 1024, peers[0].mem / 1024, peers[1].mem / 1024);
   for (size_t i = 0; i < 2; ++i) {  // insert: one build each (N = 1)
     Ratio r;
     r.base.add(peers[i].build / double(flows)), r.variant.add(nf_build / double(flows));

@@ -1,48 +1,55 @@
 // FlowTable: a fixed-size hash table for per-flow state, with idle expiry.
 //
 // Element:  (library) used by nat, lb, counter and rate_limiter.
-// Config:   capacity (flows; the table allocates next_pow2(capacity * 5 / 4) slots, at least two
-//           buckets of 32) · idle_timeout (Nanos; 0 = entries never expire).
+// Config:   capacity (flows; the table allocates buckets of 32 slots for capacity * 5/4 flows,
+//           31 a bucket, an even number of buckets, at least two) · idle_timeout (Nanos; 0 =
+//           entries never expire).
 // Time:     `now` is passed to every call; no clock is read.
 // State:    slots = buckets * 32, of which 31 per bucket hold flows (lane 0 of each bucket's tag
-//           line is its overflow count). Per slot: one Entry {Key, Value, Nanos last_seen} padded
-//           to 16/32/64 B, plus a 2-byte tag. With Key = FlowKey (40 B) and Value <= 16 B an Entry
-//           is 64 B (one cache line), so a slot costs 66 B and a flow at most 66 * 2.5 * 32/31 =
-//           170 B at the worst rounding (85 B at the best); e.g. capacity 1M -> 2^21 slots ->
-//           132 MiB. Tags and entries live in HugeArray (2 MiB pages where transparent huge pages
-//           are enabled: a 1M-flow table then costs the TLB 66 entries, not 34k), written once at
-//           construction so the packet path takes no page faults.
+//           line holds its overflow counts). Per bucket: a line of 32 2-byte tags and 31 Entries
+//           {Key, Value, Nanos last_seen} padded to 16/32/64 B (slot s's entry is entry(s): none
+//           is kept for lane 0). With Key = FlowKey (40 B) and Value <= 16 B an Entry is 64 B (one
+//           cache line), so a bucket costs 2 KiB and a flow 2048 / 31 * 1.25 = 83 B (a full table
+//           runs at 80% load); e.g. capacity 1M -> 40,324 buckets -> 78.8 MiB (rte_hash for the
+//           same 1.25M entries: 81.2 MiB). Tags and entries live in HugeArray (2 MiB pages where
+//           transparent huge pages are enabled: a 1M-flow table then costs the TLB 41 entries,
+//           not 20k), written once at construction so the packet path takes no page faults.
 // Counters: expired (lazy + sweep), insert_failed (both candidate buckets full of live flows).
-// Cost:     one hash + 1 tag line (2 when the key's first bucket has overflowed: rare below 70%
-//           load) + 1 entry line; batched (hash all, prefetch tag lines, prefetch entries). See
+// Cost:     one hash + 1 tag line (2 when the key is not in its first bucket and that bucket's
+//           overflow count of the key's class is not zero: at 80% load ~13% of misses and ~3% of
+//           hits) + 1 entry line; batched (hash all, prefetch tag lines, prefetch entries). See
 //           docs/performance.md section 6 (peers_lib_bench hash: vs rte_hash, 1k and 1M flows).
 //
 // Theory of operation. A bucket's 32 16-bit tags fill one cache line: lane 0 counts the keys whose
-// first bucket this is but which live in their second one ("overflow"), lanes 1-31 tag the slots.
-// A key hashes to a first bucket b1 (low bits of the hash) and a 15-bit tag t (high bits, never
-// 0); its second bucket is b2 = b1 xor f(t), so either bucket and the tag give the other (f is
-// odd, b2 != b1). A key in b1 is tagged t, in b2 t | 0x8000: a tag match in b2 is therefore always
-// a key whose first bucket is b1. Lookups compare the 31 tags of b1 in one vector compare, read
-// the entries whose tag matches, and read b2's line only when b1's overflow count is not zero —
-// so most misses cost one tag line (MemC3/rte_hash read both candidate buckets every time).
-// Inserts fill b1 while it holds fewer than kFirstChoice (28) flows, then take the emptier of b1
-// and b2 ("power of two choices", counting the overflow in b1), then an expired entry of either.
-// Simulated and tested: no insert fails up to the 80% load the 5/4 sizing allows, and below ~50%
-// load (a capacity just under a power of two, e.g. 1M) about 0.1% of buckets ever overflow.
+// first bucket this is but which live in their second one ("overflow"), as four 4-bit counts, one
+// per class of tag (t & 3); lanes 1-31 tag the slots. A key hashes to a first bucket b1 (the low
+// 32 bits of the hash reduced to [0, buckets) by multiply-shift, so any bucket count works, not
+// only powers of two) and a 15-bit tag t (high bits, never 0); its second bucket is b2 = (f(t) -
+// b1) mod buckets, so either bucket and the tag give the other (f is odd and the bucket count
+// even, so b2 != b1). A key in b1 is tagged t, in b2 t | 0x8000: a tag match in b2 is therefore
+// always a key whose first bucket is b1. Lookups compare the 31 tags of b1 in one vector compare,
+// read the entries whose tag matches, and read b2's line only when b1's overflow count of the
+// key's class is not zero — so most misses cost one tag line (MemC3/rte_hash read both candidate
+// buckets every time). Inserts fill b1 while it holds fewer than kFirstChoice (28) flows, then
+// take the emptier of b1 and b2 ("power of two choices", counting the overflow in b1), then an
+// expired entry of either. Simulated and tested: no insert fails up to the 80% load the 5/4
+// sizing gives (the first failure comes at 85-93%); at 80% load ~25% of buckets have overflowed
+// (with one count for the bucket ~25% of misses would read b2; the four classes make it ~13%).
 // Entries never move, so a slot index is a stable handle until the entry is erased (NAT keeps slot
 // indices in its reverse map). Expiry is lazy: an entry idle for more than idle_timeout is removed
 // when a lookup or insert meets it, and sweep() walks a bounded number of slots per call so that
 // dead flows leave even when nothing touches them (and requests the next call's tag line and
 // entries before it returns: in a large table they are cold). Every removal of a live-at-insert
 // entry by expiry calls the OnExpire hook (key, value, slot) before the slot is cleared; erase()
-// does not. Removing a key that lives in its b2 decrements b1's overflow count (b1 = b2 xor f(t));
-// the count saturates at 0xFFFF and then stays (lookups of that bucket always read b2: slower,
-// never wrong). Insert fails (returns kNone, counted) only when both candidate buckets hold 31 live
-// flows. Nothing is allocated after construction.
+// does not. Removing a key that lives in its b2 decrements its class's count in b1 (b1 = (f(t) -
+// b2) mod buckets); a count saturates at 15 and then stays (lookups of that class in that bucket
+// always read b2: slower, never wrong). Insert fails (returns kNone, counted) only when both
+// candidate buckets hold 31 live flows. Nothing is allocated after construction.
 // Refs:     Pagh & Rodler, "Cuckoo hashing" (2001); Fan et al., "MemC3" (NSDI'13, tags + 2
 //           choices); DPDK rte_hash (16-bit signatures, bulk lookup: hash all, prefetch,
 //           compare); the overflow count follows the "bucket overflow" bits of Horton tables
-//           (Breslow et al., ATC'16), simplified to a count in the tag line.
+//           (Breslow et al., ATC'16), simplified to counts in the tag line; Lemire, "A fast
+//           alternative to the modulo reduction" (2016, multiply-shift).
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -58,6 +65,7 @@
 #endif
 
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/time.h"
 #include "nf/huge_array.h"
 
@@ -80,7 +88,8 @@ class FlowTable {
   // b1 is filled alone up to this many flows before an insert considers b2 (see above).
   static constexpr uint32_t kFirstChoice = 28;
   static constexpr uint32_t kNone = UINT32_MAX;
-  // Slots the NFs sweep per burst: a 2^21-slot table is swept every 131k bursts (4M packets).
+  // Slots the NFs sweep per burst: a 1M-flow table (1.29M slots) is swept every
+  // 81k bursts (2.6M packets).
   static constexpr size_t kSweepPerBurst = 16;
   struct alignas(kAlign) Entry {
     Key key;
@@ -88,19 +97,30 @@ class FlowTable {
     Nanos last_seen;
   };
 
+  // Buckets for `capacity` flows: capacity * 5/4 flow lanes (31 a bucket), rounded up to an even
+  // count (at least 2): a full table runs at no more than 80% load, whatever the capacity.
+  static constexpr uint32_t buckets_for(size_t capacity) {
+    const size_t lanes = capacity + capacity / 4;
+    const size_t b = std::max<size_t>((lanes + kFlowWays - 1) / kFlowWays, 2);
+    return uint32_t(b + (b & 1));
+  }
+  // Bytes of a table of `capacity` flows (tags and entries).
+  static constexpr size_t bytes_for(size_t capacity) {
+    return size_t(buckets_for(capacity)) * kBucketBytes;
+  }
+
   FlowTable(size_t capacity, Nanos idle_timeout, OnExpire hook = {}, Hash hasher = {})
       : timeout_(idle_timeout), hook_(hook), hash_(hasher) {
-    size_t want = std::max<size_t>(capacity + capacity / 4, 2 * kWays);
-    slots_ = std::bit_ceil(want);
-    mask_ = uint32_t(slots_ / kWays - 1);
-    // Huge pages where the kernel gives them (a 1M-flow table spans 132 MiB: 4 KiB pages would
+    buckets_ = buckets_for(capacity);
+    slots_ = size_t(buckets_) * kWays;
+    // Huge pages where the kernel gives them (a 1M-flow table spans 79 MiB: 4 KiB pages would
     // miss the TLB on every lookup); written once here so no page faults on the packet path.
     tag_mem_.resize(slots_, 0);
-    entry_mem_.resize(slots_, Entry{});
+    entry_mem_.resize(size_t(buckets_) * kFlowWays, Entry{});
     tags_ = tag_mem_.data();
     entries_ = entry_mem_.data();
     std::memset(tags_, 0, slots_ * sizeof(uint16_t));
-    std::memset(static_cast<void*>(entries_), 0, slots_ * sizeof(Entry));
+    std::memset(static_cast<void*>(entries_), 0, size_t(buckets_) * kFlowWays * sizeof(Entry));
   }
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
@@ -111,7 +131,7 @@ class FlowTable {
     std::swap(hook_, o.hook_);
     std::swap(hash_, o.hash_);
     std::swap(slots_, o.slots_);
-    std::swap(mask_, o.mask_);
+    std::swap(buckets_, o.buckets_);
     std::swap(tag_mem_, o.tag_mem_);
     std::swap(entry_mem_, o.entry_mem_);
     std::swap(tags_, o.tags_);
@@ -136,11 +156,11 @@ class FlowTable {
   void prefetch_entry(uint64_t h, bool for_insert = false) const {
     const uint32_t c1 = b1(h), t = tag(h);
     if (const uint32_t m = match(c1, t)) {
-      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(m))]);
-    } else if (overflow(c1)) {
+      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(m))));
+    } else if (overflow(c1, t)) {
       __builtin_prefetch(&tags_[alt(c1, t) * kWays]);
     } else if (const uint32_t e = for_insert ? match(c1, 0) : 0) {
-      __builtin_prefetch(&entries_[c1 * kWays + uint32_t(std::countr_zero(e))], 1);
+      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(e))), 1);
     }
   }
 
@@ -148,9 +168,9 @@ class FlowTable {
   uint32_t find(const Key& k, uint64_t h, Nanos now, bool touch = true) {
     const uint32_t c1 = b1(h), t = tag(h);
     uint32_t s = find_in(c1, t, k);
-    if (s == kNone && overflow(c1)) s = find_in(alt(c1, t), t | kSecond, k);
+    if (s == kNone && overflow(c1, t)) s = find_in(alt(c1, t), t | kSecond, k);
     if (s == kNone) return kNone;
-    Entry& e = entries_[s];
+    Entry& e = entry(s);
     if (expired(e, now)) {
       expire(s);
       return kNone;
@@ -170,9 +190,9 @@ class FlowTable {
       ++insert_failed_;
       return kNone;
     }
-    entries_[s].key = k;
-    entries_[s].value = Value{};
-    entries_[s].last_seen = now;
+    entry(s).key = k;
+    entry(s).value = Value{};
+    entry(s).last_seen = now;
     ++size_;
     inserted = true;
     return s;
@@ -188,12 +208,12 @@ class FlowTable {
   bool occupied(uint32_t slot) const {
     return slot < slots_ && (slot & (kWays - 1)) != 0 && tags_[slot] != 0;
   }
-  Entry& at(uint32_t slot) { return entries_[slot]; }
-  const Entry& at(uint32_t slot) const { return entries_[slot]; }
+  Entry& at(uint32_t slot) { return entry(slot); }
+  const Entry& at(uint32_t slot) const { return entry(slot); }
   // True when the entry at `slot` is live at `now`; an expired one is removed (hook called).
   bool live(uint32_t slot, Nanos now) {
     if (!occupied(slot)) return false;
-    if (!expired(entries_[slot], now)) return true;
+    if (!expired(entry(slot), now)) return true;
     expire(slot);
     return false;
   }
@@ -203,9 +223,9 @@ class FlowTable {
     if (timeout_ <= 0) return 0;
     size_t removed = 0;
     for (size_t i = 0; i < max_slots; ++i) {
-      uint32_t s = cursor_;
-      cursor_ = uint32_t((cursor_ + 1) & (slots_ - 1));
-      if (occupied(s) && expired(entries_[s], now)) {
+      const uint32_t s = cursor_;
+      if (++cursor_ == slots_) cursor_ = 0;
+      if (occupied(s) && expired(entry(s), now)) {
         expire(s);
         ++removed;
       }
@@ -214,15 +234,15 @@ class FlowTable {
     // cold lines (a 16-slot window of a large table: its tag line and ~10 entry lines), which
     // otherwise stall each burst's sweep (a hint: nothing else changes).
     __builtin_prefetch(&tags_[cursor_]);
-    for (size_t i = 0; i < max_slots; ++i)
-      __builtin_prefetch(&entries_[(cursor_ + i) & (slots_ - 1)]);
+    for (size_t i = 0, s = cursor_; i < max_slots; ++i, s = s + 1 == slots_ ? 0 : s + 1)
+      if (s % kWays) __builtin_prefetch(&entry(uint32_t(s)));
     return removed;
   }
 
   template <class F>
   void for_each(F&& f) const {
     for (size_t s = 0; s < slots_; ++s)
-      if (occupied(uint32_t(s))) f(entries_[s]);
+      if (occupied(uint32_t(s))) f(entry(s));
   }
 
   size_t size() const { return size_; }
@@ -231,12 +251,19 @@ class FlowTable {
   uint64_t expired_count() const { return expired_; }
   uint64_t insert_failed() const { return insert_failed_; }
   // Keys of `slot`'s bucket that live in their second bucket (for tests and diagnostics).
-  uint32_t overflow_of(uint32_t slot) const { return overflow(slot / kWays); }
-  static constexpr size_t bytes_per_slot() { return sizeof(Entry) + sizeof(uint16_t); }
+  // (The four classes' counts summed; a saturated class counts 15.)
+  uint32_t overflow_of(uint32_t slot) const {
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < 4; ++c) n += overflow(slot / kWays, c);
+    return n;
+  }
+  // Bytes of a bucket: its tag line and 31 entries (lane 0, the overflow counts, has none).
+  static constexpr size_t kBucketBytes = kWays * sizeof(uint16_t) + kFlowWays * sizeof(Entry);
+  size_t bytes() const { return size_t(buckets_) * kBucketBytes; }
 
  private:
   static constexpr uint16_t kSecond = 0x8000;  // tag bit: the key lives in its second bucket
-  static constexpr uint16_t kSaturated = 0xFFFF;
+  static constexpr uint32_t kSaturated = 0xF;  // an overflow class's count stays here
   static constexpr uint32_t kFlowLanes = ~1u;  // lanes 1-31 of a match mask
 
   // 15 high bits of the hash, 0 mapped to 1 (0 marks an empty slot).
@@ -244,12 +271,29 @@ class FlowTable {
     const uint32_t t = uint32_t(h >> 49);
     return t | uint32_t(t == 0);
   }
-  uint32_t b1(uint64_t h) const { return uint32_t(h) & mask_; }
-  // The other candidate bucket of a key tagged t (either way: alt(alt(b, t), t) == b).
+  // The entry of slot s (lanes 1-31 of bucket s / 32: 31 entries a bucket, none for lane 0).
+  Entry& entry(uint32_t s) { return entries_[s - s / kWays - 1]; }
+  const Entry& entry(uint32_t s) const { return entries_[s - s / kWays - 1]; }
+  // [0, n) from 32 uniform bits: multiply-shift (Lemire), no power-of-two mask, no division.
+  static uint32_t reduce(uint32_t x, uint32_t n) { return uint32_t(uint64_t(x) * n >> 32); }
+  uint32_t b1(uint64_t h) const { return reduce(uint32_t(h), buckets_); }
+  // The other candidate bucket of a key tagged t: (f - b) mod buckets with f = f(t) odd. Either
+  // way (alt(alt(b, t), t) == b), and never b itself: 2b = f (mod an even count) has no solution
+  // for an odd f.
   uint32_t alt(uint32_t b, uint32_t t) const {
-    return (b ^ ((t & 0x7FFFu) * 0x5bd1e995u >> 7 | 1u)) & mask_;
+    const uint32_t f = reduce((t & 0x7FFFu) * 0x5bd1e995u, buckets_) | 1u;
+    return f >= b ? f - b : f + buckets_ - b;
   }
-  uint32_t overflow(uint32_t b) const { return tags_[b * kWays]; }
+  // Keys of first bucket b and tag class t & 3 that live in their second bucket: lane 0 holds
+  // four 4-bit counts, one per class, so a miss reads b2 only when its own class has spilled.
+  uint32_t overflow(uint32_t b, uint32_t t) const {
+    return uint32_t(tags_[b * kWays] >> ((t & 3) * 4)) & kSaturated;
+  }
+  // Adds `d` (+1 or -1) to the count of b's class t & 3, unless saturated.
+  void count_overflow(uint32_t b, uint32_t t, int d) {
+    if (overflow(b, t) != kSaturated)
+      tags_[b * kWays] = uint16_t(tags_[b * kWays] + (d << ((t & 3) * 4)));
+  }
   // Bit i set when lane i (1-31) of bucket b carries tag t: one compare of the 64-byte line.
   uint32_t match(uint32_t b, uint32_t t) const {
     const uint16_t* g = &tags_[b * kWays];
@@ -264,7 +308,7 @@ class FlowTable {
   uint32_t find_in(uint32_t b, uint32_t t, const Key& k) const {
     for (uint32_t m = match(b, t); m; m &= m - 1) {
       const uint32_t s = b * kWays + uint32_t(std::countr_zero(m));
-      if (entries_[s].key == k) return s;
+      if (entry(s).key == k) return s;
     }
     return kNone;
   }
@@ -276,11 +320,11 @@ class FlowTable {
     const uint32_t t = tags_[slot];
     tags_[slot] = 0;
     if (!(t & kSecond)) return;
-    uint16_t& count = tags_[alt(slot / kWays, t) * kWays];
-    if (count != kSaturated) --count;
+    count_overflow(alt(slot / kWays, t), t, -1);
   }
-  void expire(uint32_t s) {
-    hook_(entries_[s].key, entries_[s].value, s);
+  // Out of line (rare next to lookups): keeps find() small enough to inline into burst loops.
+  NFPARK_COLD void expire(uint32_t s) {
+    hook_(entry(s).key, entry(s).value, s);
     clear(s);
     --size_;
     ++expired_;
@@ -304,7 +348,7 @@ class FlowTable {
       } else {
         for (uint32_t b : {c1, c2}) {
           for (uint32_t i = 1; i < kWays && pick == kNone; ++i) {
-            if (expired(entries_[b * kWays + i], now)) {
+            if (expired(entry(b * kWays + i), now)) {
               pick = b * kWays + i;
               second = b == c2;
               expire(pick);
@@ -316,8 +360,7 @@ class FlowTable {
     }
     tags_[pick] = uint16_t(second ? t | kSecond : t);
     if (second) {
-      uint16_t& count = tags_[c1 * kWays];
-      if (count != kSaturated) ++count;
+      count_overflow(c1, t, +1);
     }
     return pick;
   }
@@ -326,10 +369,10 @@ class FlowTable {
   OnExpire hook_;
   Hash hash_;
   size_t slots_ = 0;
-  uint32_t mask_ = 0;
+  uint32_t buckets_ = 0;         // even, at least 2
   HugeArray<uint16_t> tag_mem_;  // 64-byte aligned: one bucket's tags = one cache line
-  HugeArray<Entry> entry_mem_;
-  uint16_t* tags_ = nullptr;  // tag_mem_.data(), entry_mem_.data()
+  HugeArray<Entry> entry_mem_;   // 31 a bucket: slot s's entry is entry(s)
+  uint16_t* tags_ = nullptr;     // tag_mem_.data(), entry_mem_.data()
   Entry* entries_ = nullptr;
   size_t size_ = 0;
   uint32_t cursor_ = 0;

@@ -16,7 +16,7 @@ namespace nfpark::nf {
 namespace {
 
 // Unless max_flows is set (then the table is sized for it up front), the flow table starts with
-// room for this many flows (2^15 slots, 2.2 MB) and doubles as flows arrive.
+// room for this many flows (662 buckets, 1.3 MiB) and doubles as flows arrive.
 constexpr size_t kInitialFlows = 16384;
 
 uint32_t key_v4(const std::array<uint8_t, 16>& a) {

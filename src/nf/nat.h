@@ -9,11 +9,12 @@
 //           other (OtherProtocols::kPass or kDrop, default kPass) · frag_states (datagrams whose
 //           fragments are followed at once, 4096) · frag_timeout (Nanos, default 2 s).
 // Time:     `now` per burst: last-seen stamps, lazy expiry, sweep of 16 slots per burst.
-// State:    FlowTable<FlowKey, Mapping> (66 B per slot, see flow_table.h): with max_flows 0,
-//           started at 16,384 flows (2^15 slots, 2.2 MB) and doubled as flows arrive, up to the
-//           pools' capacity (1M flows: 2^21 slots, 132 MiB); a reverse map of 4 B per (external
-//           address, port) and a 2 B free ring per port (16 addresses: 4 MiB + 2 MiB); NatFragments
-//           (24 B x frag_states).
+// State:    FlowTable<FlowKey, Mapping> (2 KiB a bucket of 31 flows, see flow_table.h): with
+// max_flows 0,
+//           started at 16,384 flows (662 buckets, 1.3 MiB) and doubled as flows arrive, up to the
+//           pools' capacity (1,032,192 flows: 41,622 buckets, 81.3 MiB); a reverse map of 4 B per
+//           (external address, port) and a 2 B free ring per port (16 addresses: 4 MiB + 2 MiB);
+//           NatFragments (24 B x frag_states).
 // Counters: outbound, inbound, icmp_errors_out, icmp_errors_in, frag_followed, frag_evicted,
 //           passthrough, other_passed, flows_active, flows_created, flows_expired, flows_peak,
 //           ports_reclaimed, table_grown, drop.pool_exhausted, drop.table_full, drop.no_mapping,

@@ -253,10 +253,10 @@ struct Plan {
 using Factory =
     std::function<std::unique_ptr<Nf>(Params&, const toml::table*, std::string&, Plan&)>;
 
-// Bytes of a FlowTable of `capacity` flows (flow_table.h: next_pow2(capacity * 5 / 4) slots, at
-// least 64, of a 64 B entry and a 2 B tag).
+// Bytes of a FlowTable of `capacity` flows (flow_table.h: buckets of 32 slots for capacity * 5/4
+// flows, 31 a bucket, an even count; a slot is a 64 B entry and a 2 B tag).
 uint64_t flow_table_bytes(uint64_t capacity) {
-  return std::bit_ceil(std::max<uint64_t>(capacity + capacity / 4, 64)) * 66;
+  return FlowTable<FlowKey, uint64_t[2], FlowKeyHash64>::bytes_for(capacity);
 }
 
 template <class Cfg>

@@ -275,7 +275,7 @@ TEST(Nat, OneMillionConcurrentFlowsWithoutLossInTheDefaultPool) {
   std::vector<uint16_t> port_of;
   ASSERT_EQ(open_flows(nat, kFlows, ext_of, port_of), kFlows);
   EXPECT_EQ(nat.active_flows(), size_t(kFlows));
-  EXPECT_GE(nat.table_slots(), 1u << 21);
+  EXPECT_GE(nat.table_slots() / 32 * 31, size_t(kFlows) + kFlows / 4);  // at most 80% load
   EXPECT_EQ(counter(nat, "drop.pool_exhausted"), 0u);
   EXPECT_EQ(counter(nat, "drop.table_full"), 0u);
   // Replies of a sample of flows map back to their inside endpoint.
