@@ -22,9 +22,12 @@
 //     ~100k packets (ms) later, far beyond any T_buff: Reframer holds packets and gains nothing.
 //   RCB_* environment variables override the trace's knobs (see main()) for exploration;
 //   for profiling, RCB_SIDES (sides run, e.g. `i`), RCB_REPS, RCB_TBUFF (one T_buff, us),
-//   RCB_NO_CANNOT=1 (no cannot-help case). Under `valgrind --tool=callgrind --instr-atstart=no`
-//   only the timed sides' calls are instrumented (everything else runs uninstrumented, ~10x
-//   faster than under cachegrind), so their costs need no subtraction.
+//   RCB_NO_CANNOT=1 (no cannot-help case); RCB_RX_LLC=1 has each timed chunk's headers written
+//   again just before it runs (untimed), as a NIC's DMA with DDIO leaves them in the last-level
+//   cache (the default reads them cold from a ring of the whole stream). Under `valgrind
+//   --tool=callgrind --instr-atstart=no` only the timed sides' calls are instrumented (everything
+//   else runs uninstrumented, ~10x faster than under cachegrind), so their costs need no
+//   subtraction.
 // Replay: timestamps are recomputed from the frame sizes at 100 Gb/s (the paper's rate), and
 // Reframer runs in that virtual time (bursts of 32, now = arrival of a burst's last packet), so
 // T_buff means what it means on a wire whatever this machine's speed. A heavy flow's packets are
@@ -99,10 +102,13 @@ bool side(char c) {
   return !v || !*v || std::strchr(v, c);
 }
 
-// A timed side's call, instrumented under callgrind (--instr-atstart=no); a no-op otherwise.
-template <class F>
-double timed(F&& f) {
+// A timed side's call on ring positions [from, to) of `r`, instrumented under callgrind
+// (--instr-atstart=no); RCB_RX_LLC writes the positions' headers again first, untimed but
+// instrumented (callgrind simulates no cache outside instrumentation): subtract Ring::rx.
+template <class R, class F>
+double timed(R& r, size_t from, size_t to, F&& f) {
   CALLGRIND_START_INSTRUMENTATION;
+  r.rx(from, to);
   const double t = f();
   CALLGRIND_STOP_INSTRUMENTATION;
   return t;
@@ -176,12 +182,28 @@ double slf(const Pkts& p, const std::vector<uint32_t>& order) {
   return runs ? double(order.size()) / double(runs) : 0;
 }
 
+// RCB_RX_LLC=1: before each timed chunk, its header bytes are written again (untimed), as a
+// NIC's DMA with DDIO leaves a packet's first lines in the last-level cache just before the
+// lcore reads them; unset (the default), every side reads its chunk from a ring of the whole
+// stream (38 MB --quick, 77 MB default), cold: a header's first read is a memory miss.
+const bool kRxLlc = knob("RCB_RX_LLC", 0) != 0;
+
 // Chain input in one order: headers copied back to back (untimed), as a receive ring holds them.
 struct Ring {
   std::vector<uint8_t> work;
   std::vector<uint16_t> len, wire;
   std::vector<Nanos> now;
+  const Pkts* src = nullptr;
+  const std::vector<uint32_t>* order = nullptr;
+  // RCB_RX_LLC: positions [from, to) written again with the bytes fill() wrote (untimed; out
+  // of line, so that callgrind counts it apart).
+  [[gnu::noinline]] void rx(size_t from, size_t to) {
+    if (!kRxLlc) return;
+    for (size_t i = from; i < to; ++i) std::memcpy(&work[i * kHdr], src->at((*order)[i]), kHdr);
+  }
   void fill(const Pkts& p, const std::vector<uint32_t>& order, const std::vector<Nanos>& ts) {
+    src = &p;
+    this->order = &order;
     work.resize(order.size() * kHdr);
     len.resize(order.size());
     wire.resize(order.size());
@@ -405,19 +427,17 @@ struct Group {
     for (size_t from = 0; from < n; from += chunk) {
       const size_t to = std::min(n, from + chunk);
       const bool last = to == n;
-      base.t.back().push_back(
-          side('b') ? timed([&] { return run_step(*base_run.step, base_run.ring, from, to, last); })
-                    : 1e-9);
+      auto step = [&](StepRun& run) {
+        return timed(run.ring, from, to,
+                     [&] { return run_step(*run.step, run.ring, from, to, last); });
+      };
+      base.t.back().push_back(side('b') ? step(base_run) : 1e-9);
       for (size_t k = 0; k < cases.size(); ++k) {
         cases[k].ref.t.back().push_back(
-            side('r') ? timed([&] { return refs[k]->run(from, to, last); }) : 1e-9);
-        cases[k].chain.t.back().push_back(side('c') ? timed([&] {
-          return run_step(*runs[k]->step, runs[k]->ring, from, to, last);
-        })
-                                                    : 1e-9);
-        cases[k].in_chain.t.back().push_back(
-            side('i') ? timed([&] { return run_step(*ins[k]->step, ins[k]->ring, from, to, last); })
+            side('r') ? timed(refs[k]->ring, from, to, [&] { return refs[k]->run(from, to, last); })
                       : 1e-9);
+        cases[k].chain.t.back().push_back(side('c') ? step(*runs[k]) : 1e-9);
+        cases[k].in_chain.t.back().push_back(side('i') ? step(*ins[k]) : 1e-9);
       }
     }
     drops += base_run.step->nf_drops;
