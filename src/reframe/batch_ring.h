@@ -26,10 +26,10 @@ namespace nfpark::reframe {
 
 struct alignas(64) Batch {
   enum State : uint8_t { kDone = 0, kBuffering = 1, kReady = 2 };
-  uint32_t seq = 0;       // sequence number: ring position and identity
-  uint32_t slot = kNone;  // flow slot, kNone for untracked packets
-  uint32_t tail = kNone;  // its latest packet's node; nodes link back (Node::prev)
-  uint32_t count = 0;     // packets in it
+  uint32_t seq = 0;                     // sequence number: ring position and identity
+  uint32_t slot = kNone;                // flow slot, kNone for untracked packets
+  uint32_t head = kNone, tail = kNone;  // node FIFO, arrival order
+  uint32_t count = 0;                   // packets in it
   State state = kDone;
   bool has_ack = false;  // holds a pure TCP ACK (coalescing candidate)
   Nanos start = 0;       // arrival of its first packet
@@ -58,7 +58,7 @@ class BatchRing {
     Batch& b = at(next_);
     b.seq = next_++;
     b.slot = slot;
-    b.tail = kNone;
+    b.head = b.tail = kNone;
     b.count = 0;
     b.state = st;
     b.has_ack = false;

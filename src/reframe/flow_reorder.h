@@ -12,9 +12,8 @@
 // Time:     `now` passed to push/poll/flush_all, non-decreasing; never reads a clock; no timers
 //           of its own: call poll() at next_deadline() (or every loop iteration).
 // State:    FlowSlots (16 B hot + 16 B cold per slot, 4 per flow), BatchRing (64 B per batch, in
-//           cache), a node pool of max_held_packets + 256 (handle, back link, flags: 16 B with
-//           32-bit handles, 32 B in ReframeStage; ACK numbers beside it with coalesce_acks only)
-//           and a free stack of node indices (4 B a node).
+//           cache), a node pool of max_held_packets + 256 (handle, next, flags: 16 B with
+//           32-bit handles, 32 B in ReframeStage; ACK numbers beside it with coalesce_acks only).
 // Counters: ReorderStats (rx, tx, coalesced, bypassed, held, flush.*, flows.*, runs_in/out,
 //           useless_wait_ns, slf_*_milli, self_bypass.*) + held_now, held_flows_now, flows_now.
 // Cost:     push+poll, bursts of 32, uniform random flows at 10 Mpps virtual, t_buff 64 us
@@ -50,7 +49,6 @@
 #pragma once
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <span>
 #include <vector>
 
@@ -129,28 +127,20 @@ class FlowReorder {
   // A held packet: one node pool entry. Its ACK number, read only by ACK coalescing, lives in
   // acks_ (same index, written only with coalesce_acks), so ReframeStage's 24-byte handle makes
   // a 32-byte node, two a line, none across two lines (with the ACK inside: 40 B, half of them
-  // across two lines); a 32-bit handle makes 16 B. Nodes are aligned to their power-of-two size
-  // up to a line, so none straddles two lines whatever the handle (ReframeStage over 4-byte
-  // handles: a 20-byte Held made 28-byte nodes, 6 in 16 across two lines).
-  // A batch's nodes link back (prev): appending a packet writes only its own node, not the line
-  // of the flow's previous packet (written microseconds ago, since evicted by the chain behind);
-  // emit_ready() walks a batch from its tail and emits in arrival order.
-  static constexpr size_t kNodeAlign = std::min<size_t>(
-      64, std::max(alignof(Handle), std::bit_ceil(sizeof(Handle) + sizeof(uint32_t) + 1)));
-  struct alignas(kNodeAlign) Node {
+  // across two lines); a 32-bit handle makes 16 B.
+  struct alignas(sizeof(Handle) <= 4 ? 16 : alignof(Handle)) Node {
     Handle h;
-    uint32_t prev;  // the batch's packet before it (kNone: the first)
+    uint32_t next;
     uint8_t flags;
   };
   static_assert(sizeof(Handle) != 24 || sizeof(Node) == 32, "ReframeStage's nodes: two a line");
-  static_assert(sizeof(Handle) > 4 || sizeof(Node) == 16, "32-bit handles: four a line");
   struct ReadyRef {
     int64_t key;
     uint32_t seq;
   };
 
   // The per-packet helpers are forced inline: at -O2 GCC kept them out of line (a call, spills).
-  [[gnu::always_inline]] inline uint32_t alloc_node(Handle h, const PacketMeta& m, uint32_t prev);
+  [[gnu::always_inline]] inline uint32_t alloc_node(Handle h, const PacketMeta& m);
   [[gnu::always_inline]] inline Batch* buffering(const FlowSlot& e, uint32_t slot);
   [[gnu::always_inline]] inline uint32_t find_slot(uint64_t flow, uint32_t now_t);
   uint32_t find_victim(uint32_t base, uint32_t now_t);
@@ -167,7 +157,7 @@ class FlowReorder {
   bool force_oldest(Nanos now);
   void flush_everything(Nanos now, uint64_t& reason);
   void advance_head();
-  bool coalesce(const Batch& b, const uint32_t* nodes);
+  bool coalesce(const Batch& b);
   template <class Out>
   void emit_ready(Out& out);
   template <class Out>
@@ -185,13 +175,11 @@ class FlowReorder {
   bool prefetch_;
   bool need_cold_;              // the cold slot half is read (oldest_flow priority, ACK coalescing)
   uint32_t timeout_t_;          // flow_timeout in FlowSlots::ticks
-  std::vector<Node> nodes_;     // node pool: a held packet's handle, back link and flags
+  std::vector<Node> nodes_;     // node pool: a held packet's handle, FIFO link and flags
   std::vector<uint32_t> acks_;  // its ACK number, by node index (empty without coalesce_acks)
-  std::vector<uint32_t> free_;  // free stack of node indices: free_[0, free_top_)
-  uint32_t free_top_ = 0;
+  uint32_t free_head_ = kNone;
   uint32_t held_pkts_ = 0, held_flows_ = 0, flows_now_ = 0;
   std::vector<ReadyRef> ready_;
-  std::vector<uint32_t> order_;    // emit_ready(): one batch's nodes in arrival order
   std::vector<uint32_t> scratch_;  // pure-ACK nodes of one batch
   uint64_t last_in_flow_ = 0, last_out_flow_ = 0;
   bool any_in_ = false, any_out_ = false;  // a packet was pushed / emitted (not passed) yet

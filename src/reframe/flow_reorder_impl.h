@@ -17,11 +17,9 @@ FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
   const uint32_t pool = cfg.max_held_packets + kMaxChunk;
   nodes_.resize(pool);
   if (cfg.coalesce_acks) acks_.resize(pool);
-  free_.resize(pool);  // popped from the back: node 0 first
-  for (uint32_t i = 0; i < pool; ++i) free_[i] = pool - 1 - i;
-  free_top_ = pool;
+  for (uint32_t i = 0; i < pool; ++i) nodes_[i].next = i + 1 < pool ? i + 1 : kNone;
+  free_head_ = 0;
   ready_.reserve(ring_.capacity());
-  order_.resize(pool);
   scratch_.reserve(pool);
 }
 
@@ -85,17 +83,23 @@ void FlowReorder<Handle>::pass(std::span<const Handle> pkts, Out& out) {
 }
 
 template <class Handle>
-uint32_t FlowReorder<Handle>::alloc_node(Handle h, const PacketMeta& m, uint32_t prev) {
-  const uint32_t n = free_[--free_top_];  // never empty: see the pool bound in the constructor
-  nodes_[n] = Node{h, prev, m.flags};
+uint32_t FlowReorder<Handle>::alloc_node(Handle h, const PacketMeta& m) {
+  const uint32_t n = free_head_;  // never kNone: see the pool bound in the constructor
+  Node& x = nodes_[n];
+  free_head_ = x.next;
+  x = Node{h, kNone, m.flags};
   if (cfg_.coalesce_acks) acks_[n] = m.ack;
   return n;
 }
 
 template <class Handle>
 void FlowReorder<Handle>::append(Batch& b, Handle h, const PacketMeta& m, Nanos now) {
-  // The new node links back: the flow's previous packet's node (its line) is not written.
-  b.tail = alloc_node(h, m, b.tail);
+  const uint32_t n = alloc_node(h, m);
+  if (b.tail == kNone)
+    b.head = n;
+  else
+    nodes_[b.tail].next = n;
+  b.tail = n;
   ++b.count;
   b.last = now;
   b.has_ack |= m.pure_ack();
@@ -301,13 +305,12 @@ void FlowReorder<Handle>::advance_head() {
   while (!ring_.empty_from_head() && ring_.at(ring_.head).state != Batch::kBuffering) ++ring_.head;
 }
 
-// Marks the pure ACKs of `b` (its nodes in arrival order: `nodes`) that a later one supersedes;
-// true when it marked any.
+// Marks the pure ACKs of `b` that a later one supersedes; true when it marked any.
 template <class Handle>
-bool FlowReorder<Handle>::coalesce(const Batch& b, const uint32_t* nodes) {
+bool FlowReorder<Handle>::coalesce(const Batch& b) {
   scratch_.clear();
-  for (uint32_t i = 0; i < b.count; ++i)
-    if (nodes_[nodes[i]].flags & PacketMeta::kPureAck) scratch_.push_back(nodes[i]);
+  for (uint32_t n = b.head; n != kNone; n = nodes_[n].next)
+    if (nodes_[n].flags & PacketMeta::kPureAck) scratch_.push_back(n);
   const size_t k = scratch_.size();
   if (k == 0) return false;
   FlowSlot& e = slots_.at(b.slot);
@@ -351,27 +354,26 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
   // a run of their own for the emitter (nothing says two of them belong together), though the
   // SLF count (runs_out) takes consecutive ones as one run, as before.
   uint64_t tx = 0, runs = 0;
-  uint32_t* const order = order_.data();
   for (const ReadyRef& r : ready_) {
     Batch& b = ring_.at(r.seq);
-    // The batch's nodes in arrival order: its list runs from the tail back (see append()). Each
-    // goes back to the free stack as it is read.
-    const uint32_t k = b.count;
-    uint32_t n = b.tail;
-    uint32_t* const freed = &free_[free_top_];
-    for (uint32_t i = k; i-- > 0; n = nodes_[n].prev) order[i] = freed[i] = n;
-    free_top_ += k;
-    const bool marked = cfg_.coalesce_acks && b.has_ack && b.slot != kNone && coalesce(b, order);
+    const bool marked = cfg_.coalesce_acks && b.has_ack && b.slot != kNone && coalesce(b);
     bool new_run = !any_out_ || b.flow != last_out_flow_;
     bool run_start = new_run || b.flow == 0;
-    if (!marked) [[likely]] {  // every packet goes out
+    uint32_t n = b.head;
+    if (!marked) [[likely]] {  // every packet goes out: the list returns to the pool whole
       runs += new_run;
-      tx += k;
-      emit_one(out, nodes_[order[0]].h, b.flow, run_start);
-      for (uint32_t i = 1; i < k; ++i) emit_one(out, nodes_[order[i]].h, b.flow, false);
+      tx += b.count;
+      for (; n != b.tail; n = nodes_[n].next) {
+        emit_one(out, nodes_[n].h, b.flow, run_start);
+        run_start = false;
+      }
+      emit_one(out, nodes_[n].h, b.flow, run_start);
+      nodes_[n].next = free_head_;
+      free_head_ = b.head;
     } else {
-      for (uint32_t i = 0; i < k; ++i) {
-        const Node& x = nodes_[order[i]];
+      while (n != kNone) {
+        Node& x = nodes_[n];
+        const uint32_t nx = x.next;
         if (x.flags & kDropMark) {
           ++stats_.coalesced;
           out.coalesced(x.h);
@@ -381,6 +383,9 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
           emit_one(out, x.h, b.flow, run_start);
           new_run = run_start = false;
         }
+        x.next = free_head_;
+        free_head_ = n;
+        n = nx;
       }
     }
     any_out_ = true;
