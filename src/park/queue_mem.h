@@ -174,6 +174,12 @@ class QueueMem {
     return true;
   }
 
+  // A hint for a caller that knows a packet's flow hash ahead of its split() (a traffic source,
+  // a frame ahead): brings in the store state split() reads for that flow. Changes nothing.
+  void prefetch_split(uint8_t port, uint64_t hash) const {
+    if (port < cfg_.ports) st_.prefetch_add(st_.slice_index(port, hash), st_.bucket(hash));
+  }
+
   // NF -> traffic out. `nf_link` names the NF link the packet came from; the tag itself names
   // the port, so it is informational — unless ports are NF servers (port_per_server): then a
   // tag must come back on its own port's link. A header may release batches.

@@ -114,6 +114,15 @@ class QueueMemStore {
   }
   uint32_t bucket(uint64_t hash) const { return uint32_t(mix64(hash)) & flow_mask_; }
 
+  // A hint: a packet of slice `s` hashing to `b` comes soon (add() and waiting() will read
+  // this). Brings in its flow summary's word (a random one: 4 words a header-array entry) and
+  // the slice's head and open batches. Changes nothing.
+  void prefetch_add(uint32_t s, uint32_t b) const {
+    prefetch_line(&flow_seq_[b]);
+    const Slice& sl = slice_[s];
+    if (sl.head != kNone) prefetch_line(&batches_[sl.head]);
+    if (sl.tail != kNone) prefetch_line(&batches_[sl.tail]);
+  }
   // True when a flow of slice `s` hashing to `b` may still have packets waiting.
   bool waiting(uint32_t s, uint32_t b) const {
     const uint32_t h = slice_[s].head;

@@ -50,6 +50,12 @@ class QueueMemProgram final : public SwitchProgram, private EventHandler {
   bool reserve(std::string& err);
   void ingress(Pass& pass, Packet* p) override;
   bool egress(Pass& pass, Packet* p) override;
+  // A traffic frame's flow summary and batches (QueueMem::prefetch_split), by the hash its
+  // source carries (none: nothing).
+  void prefetch_ingress(uint16_t port, Packet* p) override {
+    if (topo_.is_nf_port(port)) return;
+    if (const uint64_t h = p->key_hash()) qm_.prefetch_split(uint8_t(p->out_port), h);
+  }
   // The NF ports: egress sends every header as it is, on queue 0, never paused.
   bool egress_train(uint16_t port) const override { return topo_.is_nf_port(port); }
   void tail_dropped(Packet* p) override;

@@ -82,6 +82,8 @@ class alignas(64) Switch final : public PortPeer {
   void arrive(Packet* p, Picos at, uint16_t link) override;
   // Runs ingress for p on `port` now (a caller that already waited the ingress latency).
   void ingress(Packet* p, uint16_t port);
+  // A hint (SwitchProgram::prefetch_ingress): p enters `port` a frame from now.
+  void prefetch_ingress(uint16_t port, Packet* p) { program_->prefetch_ingress(port, p); }
 
   // Register memory for a program: false (and `err` says why and how to fix it) past the budget.
   bool reserve_registers(uint64_t bytes, const std::string& what, std::string& err);

@@ -72,6 +72,12 @@ class SwitchProgram {
     (void)p;
     return true;
   }
+  // A hint: p (a traffic port's next frame, its parse and flow hash carried) enters ingress
+  // `port` a frame from now. Brings in the state ingress() will read for it; changes nothing.
+  virtual void prefetch_ingress(uint16_t port, Packet* p) {
+    (void)port;
+    (void)p;
+  }
   // True when this program's egress pass on `port` has no effect and sends every frame, and the
   // program queues on one queue of it and never pauses it: the port may run trains
   // (egress_port.h).

@@ -42,6 +42,7 @@ bool TrafficSource::prepare(Picos s) {
   p->queue = 0;
   pending_ = p;
   due_ = p->t_in + sw_.config().ingress_latency;
+  sw_.prefetch_ingress(port_, p);  // what its ingress pass will read, a frame ahead
   return true;
 }
 

@@ -67,5 +67,55 @@ TEST(QueueMemStore, SendOrderListsEveryBatchByLastSendAndFindsTheHeadsBelowABoun
   }
 }
 
+// prefetch_add is a hint: a store that is given it before every operation (for the packet's
+// slice and flow, and for random ones, empty and busy slices alike) goes through exactly the
+// states of one that is not.
+TEST(QueueMemStore, PrefetchAddChangesNothing) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    std::mt19937_64 rng(seed);
+    Store a(3, 8, 4, 4, 256, nullptr), b(3, 8, 4, 4, 256, nullptr);
+    int pkt = 0;
+    uint64_t send = 0;
+    uint32_t id = 0;
+    for (int step = 0; step < 3000; ++step) {
+      const uint32_t s = uint32_t(rng() % a.slices());
+      const uint64_t hash = rng();
+      const uint32_t op = uint32_t(rng() % 10);
+      b.prefetch_add(s, b.bucket(hash));
+      b.prefetch_add(uint32_t(rng() % b.slices()), b.bucket(rng()));
+      if (op < 6) {
+        if (a.room(s) != b.room(s)) FAIL() << "room differs at step " << step;
+        if (!a.room(s)) continue;
+        ASSERT_EQ(a.waiting(s, a.bucket(hash)), b.waiting(s, b.bucket(hash)));
+        ++id, ++send;
+        const auto x = a.add(s, a.bucket(hash), &pkt, id, send, 100, 54, false, Nanos(step));
+        const auto y = b.add(s, b.bucket(hash), &pkt, id, send, 100, 54, false, Nanos(step));
+        ASSERT_EQ(x.idx, y.idx);
+        ASSERT_EQ(x.queue, y.queue);
+        ASSERT_EQ(x.opened, y.opened);
+      } else if (op < 7) {
+        ASSERT_EQ(a.seal_tail(s), b.seal_tail(s));
+      } else if (a.head(s) != Store::kNone) {
+        for (Store* st : {&a, &b}) {
+          const uint32_t q = st->head(s);
+          for (uint32_t i = 0; i < st->batch(q).count; ++i) st->free_slot(st->entry(q, i).idx);
+          st->pop_head(s);
+        }
+      }
+      for (uint32_t t = 0; t < a.slices(); ++t) {
+        ASSERT_EQ(a.head(t), b.head(t));
+        ASSERT_EQ(a.tail(t), b.tail(t));
+        for (uint32_t q = a.head(t); q != Store::kNone; q = a.batch(q).next) {
+          ASSERT_EQ(a.batch(q).count, b.batch(q).count);
+          ASSERT_EQ(a.batch(q).closed, b.batch(q).closed);
+          ASSERT_EQ(a.batch(q).seq, b.batch(q).seq);
+          ASSERT_EQ(a.batch(q).last_send, b.batch(q).last_send);
+        }
+      }
+      ASSERT_EQ(a.oldest_head_send(), b.oldest_head_send());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nfpark::park
