@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "core/hot_path.h"
+
 namespace nfpark::kvs {
 
 ItemStore::ItemStore(uint64_t log_bytes, uint32_t index_entries, Listener* listener)
@@ -37,7 +39,7 @@ void ItemStore::prefetch_record(uint64_t hash) const {
   const auto tag = uint32_t(hash >> 32);
   for (uint32_t w = 0; w < kWays; ++w)
     if (entries_[b + w].tag == tag && entries_[b + w].offset < kMoving)
-      __builtin_prefetch(hdr(entries_[b + w].offset));
+      prefetch_line(hdr(entries_[b + w].offset));
 }
 
 const uint8_t* ItemStore::data(uint32_t pos) const {

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hot_path.h"
+
 namespace nfpark::kvs {
 
 struct RecordHeader {
@@ -65,8 +67,8 @@ class ItemStore {
   // bucket, then (bucket in cache) the records whose tag matches.
   void prefetch_bucket(uint64_t hash) const {
     const Entry* b = &entries_[uint32_t(hash & bucket_mask_) * kWays];
-    __builtin_prefetch(b);
-    __builtin_prefetch(b + kWays - 1);
+    prefetch_line(b);
+    prefetch_line(b + kWays - 1);
   }
   void prefetch_record(uint64_t hash) const;
   // Writes a record for `key` and points its entry at it (created if absent, keeping the hot

@@ -145,7 +145,7 @@ class FlowTable {
   uint64_t hash(const Key& k) const { return hash_(k); }
 
   // Stage 1 of a batch: prefetch the tag line of the key's first bucket.
-  void prefetch_buckets(uint64_t h) const { __builtin_prefetch(&tags_[b1(h) * kWays]); }
+  void prefetch_buckets(uint64_t h) const { prefetch_line(&tags_[b1(h) * kWays]); }
   // Stage 2: read the (prefetched) tags and prefetch the entry that will probably match, or the
   // second bucket's tag line when the key is not in the first and the first has overflowed.
   // `for_insert` (callers that insert what they do not find): a key absent from its first bucket
@@ -156,11 +156,11 @@ class FlowTable {
   void prefetch_entry(uint64_t h, bool for_insert = false) const {
     const uint32_t c1 = b1(h), t = tag(h);
     if (const uint32_t m = match(c1, t)) {
-      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(m))));
+      prefetch_line(&entry(c1 * kWays + uint32_t(std::countr_zero(m))));
     } else if (overflow(c1, t)) {
-      __builtin_prefetch(&tags_[alt(c1, t) * kWays]);
+      prefetch_line(&tags_[alt(c1, t) * kWays]);
     } else if (const uint32_t e = for_insert ? match(c1, 0) : 0) {
-      __builtin_prefetch(&entry(c1 * kWays + uint32_t(std::countr_zero(e))), 1);
+      prefetch_line_w(&entry(c1 * kWays + uint32_t(std::countr_zero(e))));
     }
   }
 
@@ -233,9 +233,9 @@ class FlowTable {
     // The next call's slots, requested now so that they arrive before it: the sweep reads
     // cold lines (a 16-slot window of a large table: its tag line and ~10 entry lines), which
     // otherwise stall each burst's sweep (a hint: nothing else changes).
-    __builtin_prefetch(&tags_[cursor_]);
+    prefetch_line(&tags_[cursor_]);
     for (size_t i = 0, s = cursor_; i < max_slots; ++i, s = s + 1 == slots_ ? 0 : s + 1)
-      if (s % kWays) __builtin_prefetch(&entry(uint32_t(s)));
+      if (s % kWays) prefetch_line(&entry(uint32_t(s)));
     return removed;
   }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/hot_path.h"
 #include "nf/lpm_prefix.h"
 
 namespace nfpark::nf {
@@ -185,7 +186,7 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
   uint32_t idx[kMaxBurst];
   for (size_t i = 0; i < n; ++i) {
     idx[i] = root_index(keys[i]);
-    __builtin_prefetch(root + idx[i]);
+    prefetch_line(root + idx[i]);
   }
   uint32_t ext = 0;  // bit i: key i's entry is a child group (out[i] holds it until resolved)
   for (size_t i = 0; i < n; ++i) {
@@ -198,7 +199,7 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
     for (uint32_t m = ext; m; m &= m - 1) {
       const int i = __builtin_ctz(m);
       idx[i] = (out[i] & kValMask) << 8 | keys[i][pos];
-      __builtin_prefetch(groups + idx[i]);
+      prefetch_line(groups + idx[i]);
     }
     uint32_t next = 0;
     for (uint32_t m = ext; m; m &= m - 1) {

@@ -1,5 +1,7 @@
 #include "nf/lpm_runs.h"
 
+#include "core/hot_path.h"
+
 namespace nfpark::nf {
 
 uint32_t LpmRuns::emit(const uint32_t* v, uint32_t n, std::vector<uint32_t>& pool, size_t max) {
@@ -35,7 +37,7 @@ void LpmRuns::chunk(const uint32_t* addrs, uint32_t* out, size_t n) const {
   uint32_t node[kMaxBurst];
   for (size_t i = 0; i < n; ++i) {
     node[i] = root[addrs[i] >> 14];
-    __builtin_prefetch(pool + node[i]);
+    prefetch_line(pool + node[i]);
   }
   uint32_t deep = 0;  // bit i: out[i] is a level-3 node
   for (size_t i = 0; i < n; ++i) {
@@ -43,8 +45,7 @@ void LpmRuns::chunk(const uint32_t* addrs, uint32_t* out, size_t n) const {
     deep |= uint32_t(is_ext(v)) << i;
     out[i] = v;
   }
-  for (uint32_t m = deep; m; m &= m - 1)
-    __builtin_prefetch(pool + (out[__builtin_ctz(m)] & kOffMask));
+  for (uint32_t m = deep; m; m &= m - 1) prefetch_line(pool + (out[__builtin_ctz(m)] & kOffMask));
   for (uint32_t m = deep; m; m &= m - 1) {
     const int i = __builtin_ctz(m);
     out[i] = step8(pool + (out[i] & kOffMask), addrs[i] & 0xFF);

@@ -7,6 +7,7 @@
 
 #include "core/bytes.h"
 #include "core/checksum.h"
+#include "core/hot_path.h"
 #include "nf/nat_icmp.h"
 #include "nf/rewrite.h"
 #include "nf/run_burst.h"
@@ -149,7 +150,7 @@ void Nat::process(std::span<PacketView> pkts, std::span<Verdict> verdicts, Nanos
       hashes[i] = table_.hash(keys[i]);
       table_.prefetch_buckets(hashes[i]);
     } else if (steps[i] == Step::kIn) {
-      __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
+      prefetch_line(&reverse(size_t(ext[i]), keys[i].dport));
     } else if (steps[i] == Step::kLater) {
       later = true;
     }
@@ -193,7 +194,7 @@ void Nat::process_runs(std::span<PacketView> pkts, std::span<Verdict> verdicts,
         hashes[i] = solo ? table_.hash(keys[i]) : runs.hashes[r];
         table_.prefetch_buckets(hashes[i]);
       } else if (steps[i] == Step::kIn) {
-        __builtin_prefetch(&reverse(size_t(ext[i]), keys[i].dport));
+        prefetch_line(&reverse(size_t(ext[i]), keys[i].dport));
       } else if (steps[i] == Step::kLater) {
         later = true;
       }

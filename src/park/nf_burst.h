@@ -58,6 +58,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/hot_path.h"
 #include "core/parse.h"
 #include "core/time.h"
 #include "nf/nf.h"
@@ -222,7 +223,7 @@ class NfBurst {
         verdicts[i] = nf::Verdict::kPass;
         continue;
       }
-      if (i + 1 < n) __builtin_prefetch(B::data(pkts[i + 1]));
+      if (i + 1 < n) prefetch_line(B::data(pkts[i + 1]));
       const uint64_t hdr_before = ep_.counters().header_only;
       ep_.view(pkts[i], views[i], tag_at[i],
                rel && rel[i].layout.ip_version ? &rel[i].layout : nullptr);

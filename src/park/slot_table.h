@@ -22,16 +22,18 @@
 #include <optional>
 #include <vector>
 
+#include "core/hot_path.h"
+
 namespace nfpark::park {
 
 template <typename Handle>
 class SlotTable {
  public:
   struct Claim {
-    bool ok = false;                 // slot claimed: park the payload under (index, generation)
+    bool ok = false;  // slot claimed: park the payload under (index, generation)
     uint32_t index = 0;
     uint32_t generation = 0;
-    std::optional<Handle> evicted;   // a payload evicted by this probe (caller frees it)
+    std::optional<Handle> evicted;  // a payload evicted by this probe (caller frees it)
   };
 
   SlotTable(uint32_t slots, uint8_t max_exp, uint64_t generation_limit)
@@ -49,7 +51,7 @@ class SlotTable {
     // cache, and its next line is needed within a few packets).
     const uint32_t ahead =
         idx_ + 16 < slots_.size() ? idx_ + 16 : idx_ + 16 - uint32_t(slots_.size());
-    __builtin_prefetch(&slots_[ahead], 1);
+    prefetch_line_w(&slots_[ahead]);
     Slot& m = slots_[idx_];
     if (m.exp >= 1) {
       if (--m.exp > 0) return c;  // occupied and not expired: split disabled for this packet

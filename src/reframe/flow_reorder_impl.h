@@ -1,5 +1,6 @@
 // FlowReorder<Handle> member definitions (included by flow_reorder.h only).
 #pragma once
+#include "core/hot_path.h"
 
 namespace nfpark::reframe {
 
@@ -134,7 +135,7 @@ Batch& FlowReorder<Handle>::new_batch(uint32_t slot, Batch::State st, Nanos now,
   if (ring_.next_seq() - ring_.head == ring_.capacity()) ++ring_.head;  // that was the head
   // The ring is written in sequence, a line per batch, long evicted since its last round:
   // fetch the line a few batches ahead, as the flow slots are.
-  if (prefetch_) __builtin_prefetch(&ring_.at(ring_.next_seq() + kPrefetchAhead), 1);
+  if (prefetch_) prefetch_line_w(&ring_.at(ring_.next_seq() + kPrefetchAhead));
   return ring_.create(slot, st, now, flow);
 }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "core/big_array.h"
+#include "core/hot_path.h"
 #include "core/time.h"
 
 namespace nfpark::reframe {
@@ -70,7 +71,7 @@ class FlowSlots {
   }
   // Time in the slots' unit: 1.024 us, 32 bits (wraps every 73 minutes; ages compare modulo).
   static uint32_t ticks(Nanos t) { return uint32_t(uint64_t(t) >> 10); }
-  void prefetch(uint64_t flow) const { __builtin_prefetch(&hot_[set(flow)], 1); }
+  void prefetch(uint64_t flow) const { prefetch_line_w(&hot_[set(flow)]); }
   // Touches every page of the hot array, so that no packet pays a page fault (and the kernel's
   // zeroing of a 2 MiB page) the first time its set is used. Engines call it at set-up.
   void prefault() {

@@ -6,6 +6,7 @@
 #include "core/bytes.h"
 #include "core/checksum.h"
 #include "core/flow_key.h"
+#include "core/hot_path.h"
 #include "core/packet_builder.h"
 #include "core/parse.h"
 #include "trace/pcap_reader.h"
@@ -100,7 +101,7 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
   // fixed-size copies (inline moves, no call); a record has room for kMax bytes
   static_assert(FlowTemplates::kMax == 128 && FlowTemplates::kMax <= PacketPool::kHeaderBytes);
   if (!t_->small.empty()) {
-    __builtin_prefetch(&t_->small[next_flow_]);
+    prefetch_line(&t_->small[next_flow_]);
     const FlowTemplates::Small& t = t_->small[f];
     hdr = t.hdr, l3 = t.l3, l4 = t.l4;
     ipv4 = t.ip_version == 4;
@@ -123,8 +124,8 @@ bool SyntheticFrames::next(Packet* p, Picos& trace_gap) {
     p->key_hash() = t.key_hash;  // valid while the parse is (SimBuffer::take_flow_hash)
   } else {
     const uint8_t* ahead = reinterpret_cast<const uint8_t*>(&t_->flows[next_flow_]);
-    __builtin_prefetch(ahead);
-    __builtin_prefetch(ahead + 64);
+    prefetch_line(ahead);
+    prefetch_line(ahead + 64);
     const FlowTemplates::Flow& t = t_->flows[f];
     hdr = t.hdr, l3 = t.l3, l4 = t.l4;
     ipv4 = t.ip_version == 4;

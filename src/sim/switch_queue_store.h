@@ -30,6 +30,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/hot_path.h"
 #include "park/emitter.h"
 #include "park/queue_mem_store.h"
 #include "sim/switch.h"
@@ -102,7 +103,7 @@ class SwitchQueueStore {
     const bool out = to_out.size() > before;  // rebuilt (else dropped and counted)
     while (Q.head < Q.end && !pend[Q.head].pkt) qm.reconstruct(pend[Q.head++], to_out);
     if (Q.head < Q.end) {  // the next payload of q leaves next: bring its record in
-      __builtin_prefetch(pend[Q.head].pkt);
+      prefetch_line(pend[Q.head].pkt);
     } else {  // drained: the slice's next batch may go
       Q.head = Q.end = 0;
       qm.queue_drained(q);
