@@ -136,8 +136,10 @@ def test_memory_is_budgeted_before_anything_is_allocated(lab: Lab, tmp_path: Pat
     line = cli.one_line_error(p, "--slots", "not enough memory")
     assert re.search(r"needs \d+(\.\d)? GiB", line), line
     assert not (tmp_path / "o.pcap").exists()
-    cfg = write(tmp_path / "nat.toml", "[nf.nat]\nmax_flows = 268435456\n")
-    p = cli.nfpark("run", cfg, "--chain", "nat", "--in", trace, timeout=20)
+    # Four flow tables of 2^28 flows, ~20.7 GiB each (one alone may fit a 24 GiB machine).
+    cfg = write(tmp_path / "nfs.toml", "".join(f"[nf.{nf}]\nmax_flows = 268435456\n"
+                                               for nf in ("nat", "counter", "lb", "ratelimit")))
+    p = cli.nfpark("run", cfg, "--chain", "nat,counter,lb,ratelimit", "--in", trace, timeout=20)
     cli.one_line_error(p, "--chain", "not enough memory", "GiB")
     cfg = write(tmp_path / "qm.toml", "[queuemem]\nheader_array = 268435456\nbatch = 65535\n"
                 "queues = 65535\nslices = 1\n")
