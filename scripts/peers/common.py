@@ -117,13 +117,18 @@ class Run:
         return self.cpu_s
 
 
+def thread_cpu_ns(task: Path) -> int:
+    """A thread's time on a CPU so far (`task`: /proc/PID/task/TID; schedstat's first field)."""
+    return int((task / "schedstat").read_text().split()[0])
+
+
 def _process_cpu(pid: int) -> float:
-    """CPU time so far of the live threads of process `pid` (schedstat: ns), 0 if it is gone."""
+    """CPU time so far of the live threads of process `pid`, in seconds, 0 if it is gone."""
     total = 0
     try:
         for t in Path(f"/proc/{pid}/task").iterdir():
             try:
-                total += int((t / "schedstat").read_text().split()[0])
+                total += thread_cpu_ns(t)
             except (OSError, ValueError, IndexError):
                 pass  # a thread that ended meanwhile
     except OSError:

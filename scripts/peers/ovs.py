@@ -29,7 +29,16 @@ import time
 from pathlib import Path
 
 import testpmd
-from common import PeerError, Ratio, Report, build_dir, cost_ns, gen_trace, have
+from common import (
+    PeerError,
+    Ratio,
+    Report,
+    build_dir,
+    cost_ns,
+    gen_trace,
+    have,
+    thread_cpu_ns,
+)
 
 VSWITCHD = Path("/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk")
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
@@ -150,7 +159,7 @@ class Ovs:
         base = Path(f"/proc/{self.pid('vs')}/task")
         for t in base.iterdir():
             if (t / "comm").read_text().startswith("pmd"):
-                return int((t / "schedstat").read_text().split()[0])
+                return thread_cpu_ns(t)
         raise PeerError("no PMD thread in ovs-vswitchd")
 
     def received(self) -> int:
