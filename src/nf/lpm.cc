@@ -11,19 +11,19 @@ Lpm::Lpm(int key_bytes, int first_stride)
     : key_bytes_(key_bytes == 4 ? 4 : 16),
       auto_(key_bytes_ == 4 && first_stride != 16 && first_stride != 24),
       auto_widen_(auto_) {
-  init_root(key_bytes_ == 4 && first_stride == 24 ? 24 : 16);
+  if (key_bytes_ == 16)
+    v6_.init();
+  else
+    init_root(first_stride == 24 ? 24 : 16);
 }
 
 void Lpm::init_root(int stride) {
   stride_ = stride;
   root_.clear();
   groups_.clear();
-  // A 16-bit IPv4 root (256 KiB) is read and written all over by the inserts, the groups as
-  // they are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
-  // An IPv6 root is written only under the /16s that hold routes (all of a BGP table under
-  // 2000::/3): 4 KiB pages, backed where written (never-written ones read as "no route").
-  root_.populate(stride == 16 && key_bytes_ == 4);
-  root_.small_pages(key_bytes_ == 16);
+  // A 16-bit root (256 KiB) is read and written all over by the inserts, the groups as they
+  // are made: their pages are backed at once. A 24-bit root (64 MiB) only where written.
+  root_.populate(stride == 16);
   groups_.populate(true);
   root_.resize(size_t(1) << stride, 0);
   image_ = Image::kTrie;
@@ -126,6 +126,7 @@ bool Lpm::insert(const uint8_t* prefix, int len, uint32_t value) {
   mask_prefix(r.prefix.data(), key_bytes_, len);
   r.len = uint8_t(len);
   r.value = value;
+  if (key_bytes_ == 16) return v6_.insert(r.prefix.data(), len, value);
   image_ = Image::kTrie;  // an image is stale until the next compile()
   if (!insert_masked(r.prefix.data(), len, value)) return false;
   if (!width_.empty()) {
@@ -214,6 +215,7 @@ void Lpm::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) cons
 }
 
 void Lpm::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+  if (key_bytes_ == 16) return v6_.lookup_burst(keys, out, n);
   if (image_ == Image::kDir16) {
     for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
     return;

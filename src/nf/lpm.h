@@ -50,7 +50,9 @@
 #include <cstring>
 #include <vector>
 
+#include "core/hot_path.h"
 #include "nf/huge_array.h"
+#include "nf/lpm6.h"
 #include "nf/lpm_dir16.h"
 #include "nf/lpm_runs.h"
 
@@ -71,12 +73,13 @@ class Lpm {
   // One by one, tables on the LpmRuns image read their DIR-24-8 trie: one load, which the
   // out-of-order core overlaps across independent lookups better than the image's two dependent
   // ones (the image is for bursts, where its loads are prefetched a stage ahead).
-  uint32_t lookup(const uint8_t* key) const {
+  NFPARK_HOT_INLINE uint32_t lookup(const uint8_t* key) const {
     if (image_ == Image::kDir16) {
       uint32_t w;
       std::memcpy(&w, key, 4);
       return dir16_.lookup(__builtin_bswap32(w));
     }
+    if (key_bytes_ == 16) return v6_.lookup(key);
     uint32_t e = root_[root_index(key)];
     int pos = stride_ / 8;
     while (e & kExt) e = groups_[size_t(e & kValMask) << 8 | key[pos++]];
@@ -99,7 +102,8 @@ class Lpm {
   bool runs() const { return image_ == Image::kRuns; }    // lookups read the LpmRuns image
   size_t memory_bytes() const {
     return root_.mapped_bytes() + groups_.mapped_bytes() + routes_.capacity() * sizeof(Route) +
-           width_.capacity() + dir16_.memory_bytes() + runs_.memory_bytes();
+           width_.capacity() + dir16_.memory_bytes() + runs_.memory_bytes() +
+           (key_bytes_ == 16 ? v6_.memory_bytes() : 0);
   }
 
  private:
@@ -144,6 +148,7 @@ class Lpm {
   std::vector<Route> routes_;   // auto mode, until widened: replayed into the 24-bit table
   LpmDir16 dir16_;              // IPv4 under a 16-bit root: the small tables' image
   LpmRuns runs_;                // IPv4, auto: the image of tables LpmDir16 cannot hold
+  Lpm6 v6_;                     // IPv6: the trie of run and dense nodes (root_, groups_ unused)
   Image image_ = Image::kTrie;  // what lookups read: an image is current (compiled since the
                                 // last insert) or the trie
   // IPv4 under a 16-bit root: each /16's longest prefix − 16 (0 if none past /16), the image's
