@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "core/hot_path.h"
-
 namespace nfpark::nf {
 
 namespace {
@@ -16,7 +14,7 @@ void Lpm6::init() {
   root_.clear();
   nodes_.clear();
   free_.clear();
-  run_nodes_ = dense_nodes_ = 0;
+  run_nodes_ = wide_nodes_ = dense_nodes_ = 0;
   // Written only under the /16s that hold routes (all of a BGP table under 2000::/3): 4 KiB
   // pages, backed where written (never-written ones read as "no route").
   root_.small_pages(true);
@@ -24,7 +22,21 @@ void Lpm6::init() {
   nodes_.populate(true);
 }
 
-uint32_t Lpm6::new_node(uint32_t fill, bool dense) {
+uint32_t Lpm6::unit() {
+  if (!free_.empty()) {
+    const uint32_t u = free_.back();
+    free_.pop_back();
+    return u;
+  }
+  const size_t u = nodes_.size() / kUnit;
+  // The first node maps room for 256 KiB of them: one 2 MiB page, faulted in once, instead of
+  // growing through 4 KiB pages (measured: twice the build time of 1k routes).
+  if (u == 0) nodes_.reserve_for(kNodesFirst);
+  nodes_.resize(nodes_.size() + kUnit, 0);
+  return uint32_t(u);
+}
+
+uint32_t Lpm6::new_node(uint32_t fill, bool dense, bool wide) {
   if (dense) {
     const size_t u = nodes_.size() / kUnit;
     if (u == 0) nodes_.reserve_for(kNodesFirst);
@@ -32,57 +44,134 @@ uint32_t Lpm6::new_node(uint32_t fill, bool dense) {
     ++dense_nodes_;
     return kExt | uint32_t(u);
   }
-  size_t unit;
-  if (!free_.empty()) {
-    unit = free_.back();
-    free_.pop_back();
-  } else {
-    unit = nodes_.size() / kUnit;
-    // The first node maps room for 256 KiB of them: one 2 MiB page, faulted in once, instead
-    // of growing through 4 KiB pages.
-    if (unit == 0) nodes_.reserve_for(kNodesFirst);
-    nodes_.resize(nodes_.size() + kUnit, 0);
-  }
-  uint32_t* n = &nodes_[unit * kUnit];
+  const uint32_t u = unit();
+  uint32_t* n = &nodes_[size_t(u) * kUnit];
   std::memset(n, 0, 16);  // every lane 0: one run, in word 15
   n[kUnit - 1] = fill;
   ++run_nodes_;
-  return kRun | uint32_t(unit);
+  wide_nodes_ += wide;
+  return kRun | (wide ? kWide : 0) | u;
 }
 
-Lpm6::Loc Lpm6::slot_of(uint32_t e, uint8_t b) {
+size_t Lpm6::slot(uint32_t e, uint32_t v) const {
   const size_t base = size_t(e & kRefMask) * kUnit;
-  return {false, base + ((e & kExt) ? b : run_slot(&nodes_[base], b))};
+  const uint32_t* n = &nodes_[base];
+  if (e & kExt) return base + v;
+  return base + (wide(e) ? wide_slot(n, uint16_t(v)) : run_slot(n, uint8_t(v)));
+}
+
+// Run j sits in lane 16 - k + j (one byte) or 8 - k + j (two bytes); its entry in word 16 - k + j
+// either way. Lanes before run 0 are padding: 0, as run 0's start.
+void Lpm6::decode(uint32_t e, Runs& r) {
+  const uint32_t* n = node(e);
+  const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
+  const __m128i z = _mm_setzero_si128();
+  if (wide(e)) {
+    const uint32_t zero = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi16(lanes, z)));
+    r.k = 9 - __builtin_popcount(zero) / 2;
+    uint16_t l[8];
+    std::memcpy(l, n, 16);
+    for (int j = 0; j < r.k; ++j) r.start[j] = l[8 - r.k + j], r.e[j] = n[16 - r.k + j];
+  } else {
+    const uint32_t zero = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, z)));
+    r.k = 17 - __builtin_popcount(zero);
+    const uint8_t* l = reinterpret_cast<const uint8_t*>(n);
+    for (int j = 0; j < r.k; ++j) r.start[j] = l[16 - r.k + j], r.e[j] = n[16 - r.k + j];
+  }
+}
+
+void Lpm6::encode(uint32_t e, const Runs& r) {
+  uint32_t* n = node(e);
+  uint64_t lanes[2] = {0, 0};  // built in registers: byte stores then a 16-byte load of them
+                               // stalled on store forwarding
+  const bool w = wide(e);
+  for (int j = 1; j < r.k; ++j) {
+    if (w) {
+      const int l = 8 - r.k + j;
+      lanes[l >> 2] |= uint64_t(r.start[j]) << (16 * (l & 3));
+    } else {
+      const int l = 16 - r.k + j;
+      lanes[l >> 3] |= uint64_t(r.start[j]) << (8 * (l & 7));
+    }
+  }
+  std::memcpy(n, lanes, 16);
+  for (int j = 0; j < r.k; ++j) n[16 - r.k + j] = r.e[j];
+}
+
+uint32_t Lpm6::compress(Loc at, const uint32_t* ent) {
+  Runs r;
+  for (int i = 0; i < 256; ++i) {
+    if (r.k > 0 && r.e[r.k - 1] == ent[i]) continue;
+    if (r.k == kMaxRuns) {  // dense
+      const uint32_t e = new_node(0, true, false);
+      std::memcpy(node(e), ent, 256 * sizeof(uint32_t));
+      word(at) = e;
+      return e;
+    }
+    r.start[r.k] = uint16_t(i);
+    r.e[r.k++] = ent[i];
+  }
+  const uint32_t e = new_node(0, false, false);
+  encode(e, r);
+  word(at) = e;
+  return e;
+}
+
+uint32_t Lpm6::split_wide(Loc at, uint32_t e, const Runs& r) {
+  uint32_t top[256];
+  for (int h = 0, j = 0; h < 256; ++h) {  // j: the run holding h's first value
+    const uint32_t first = uint32_t(h) << 8, last = first | 0xFF;
+    while (j + 1 < r.k && r.start[j + 1] <= first) ++j;
+    int end = j;  // the run holding h's last value
+    while (end + 1 < r.k && r.start[end + 1] <= last) ++end;
+    if (end == j) {  // one run (a leaf: a child covers one value)
+      top[h] = r.e[j];
+      continue;
+    }
+    Runs low;  // the runs of [first, last], on the second byte
+    for (int i = j; i <= end; ++i) {
+      low.start[low.k] = uint16_t(i == j ? 0 : r.start[i] & 0xFF);
+      low.e[low.k++] = r.e[i];
+    }
+    top[h] = new_node(0, false, false);
+    encode(top[h], low);
+  }
+  free_.push_back(e & kRefMask);
+  --run_nodes_, --wide_nodes_;
+  return compress(at, top);
 }
 
 template <class F>
-uint32_t Lpm6::edit(Loc at, uint32_t e, int lo, int hi, F f) {
+uint32_t Lpm6::edit(Loc at, uint32_t e, uint32_t lo, uint32_t hi, F f) {
   if (e & kExt) {
-    for (int i = lo; i <= hi; ++i) {
+    for (uint32_t i = lo; i <= hi; ++i) {
       uint32_t* n = node(e);  // f does not allocate; re-read anyway, it is one add
       n[i] = f(n[i]);
     }
     return e;
   }
   Runs in, out;
-  {  // decode: the lanes holding 0 are the padding and run 0
-    const uint32_t* n = node(e);
-    const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
-    const uint32_t zero = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_setzero_si128())));
-    in.k = 17 - __builtin_popcount(zero);
-    const uint8_t* l = reinterpret_cast<const uint8_t*>(n);
-    for (int j = 0; j < in.k; ++j) {
-      in.start[j] = l[16 - in.k + j];
-      in.e[j] = n[16 - in.k + j];
-    }
-  }
-  const auto push = [&out](int s, uint32_t x) {
+  decode(e, in);
+  const uint32_t last = wide(e) ? 0xFFFF : 0xFF;
+  const auto push = [&out](uint32_t s, uint32_t x) {
     if (out.k > 0 && out.e[out.k - 1] == x) return;  // equal neighbours merge
-    out.start[out.k] = uint8_t(s);
+    out.start[out.k] = uint16_t(s);
     out.e[out.k++] = x;
   };
+  // Two-byte nodes: the result's runs are known before f runs (a split adds at most 2).
+  if (wide(e)) {
+    int k = 0;
+    for (int j = 0; j < in.k; ++j) {
+      const uint32_t s = in.start[j], t = j + 1 < in.k ? in.start[j + 1] - 1u : last;
+      k += (t < lo || s > hi) ? 1 : 1 + (s < lo) + (t > hi);
+    }
+    if (k > kMaxWideRuns) {
+      split_wide(at, e, in);
+      return kRetry;
+    }
+  }
   for (int j = 0; j < in.k; ++j) {  // split at lo and hi + 1, rewrite what is inside
-    const int s = in.start[j], t = j + 1 < in.k ? in.start[j + 1] - 1 : 255;
+    const uint32_t s = in.start[j], t = j + 1 < in.k ? in.start[j + 1] - 1u : last;
     if (t < lo || s > hi) {
       push(s, in.e[j]);
       continue;
@@ -91,31 +180,22 @@ uint32_t Lpm6::edit(Loc at, uint32_t e, int lo, int hi, F f) {
     push(s < lo ? lo : s, f(in.e[j]));
     if (t > hi) push(hi + 1, in.e[j]);
   }
-  if (out.k <= kMaxRuns) {  // encode
-    uint32_t* n = node(e);
-    uint64_t lanes[2] = {0, 0};  // built in registers: byte stores then a 16-byte load of
-                                 // them stalled on store forwarding
-    for (int j = 1; j < out.k; ++j) {
-      const int l = 16 - out.k + j;
-      lanes[l >> 3] |= uint64_t(out.start[j]) << (8 * (l & 7));
-    }
-    std::memcpy(n, lanes, 16);
-    for (int j = 0; j < out.k; ++j) n[16 - out.k + j] = out.e[j];
+  if (out.k <= (wide(e) ? kMaxWideRuns : kMaxRuns)) {
+    encode(e, out);
     return e;
   }
-  // Too many runs: a dense node. Its 16 units are new (a run node's unit is too small).
-  const size_t unit = nodes_.size() / kUnit;
-  nodes_.resize(nodes_.size() + 16 * kUnit, 0);
-  uint32_t* d = &nodes_[unit * kUnit];
+  // One key byte, too many runs: a dense node. Its 16 units are new (a run node's is too small).
+  uint32_t ent[256];
   for (int j = 0; j < out.k; ++j) {
     const int s = out.start[j], t = j + 1 < out.k ? out.start[j + 1] : 256;
-    for (int i = s; i < t; ++i) d[i] = out.e[j];
+    for (int i = s; i < t; ++i) ent[i] = out.e[j];
   }
   free_.push_back(e & kRefMask);
-  --run_nodes_, ++dense_nodes_;
-  const uint32_t ne = kExt | uint32_t(unit);
-  word(at) = ne;
-  return ne;
+  --run_nodes_;
+  const uint32_t d = new_node(0, true, false);
+  std::memcpy(node(d), ent, sizeof ent);
+  word(at) = d;
+  return d;
 }
 
 uint32_t Lpm6::cover(uint32_t x, uint32_t entry, int len) {
@@ -127,9 +207,10 @@ uint32_t Lpm6::cover(uint32_t x, uint32_t entry, int len) {
 }
 
 // Every entry of e's node: a run node keeps its runs (no split over the whole range, merges at
-// most), so it never becomes dense here and `at` is not needed.
+// most), so it is never rebuilt here and `at` is not needed.
 void Lpm6::fill_all(uint32_t e, uint32_t entry, int len) {
-  edit(Loc{true, 0}, e, 0, 255, [&](uint32_t x) { return cover(x, entry, len); });
+  const uint32_t last = wide(e) ? 0xFFFF : 0xFF;
+  edit(Loc{true, 0}, e, 0, last, [&](uint32_t x) { return cover(x, entry, len); });
 }
 
 bool Lpm6::insert(const uint8_t* key, int len, uint32_t value) {
@@ -144,66 +225,39 @@ bool Lpm6::insert(const uint8_t* key, int len, uint32_t value) {
   Loc at{true, r};
   uint32_t e = root_[r];
   if (!child(e)) {  // refine: a child node holding the old entry everywhere
-    e = new_node(e, true);
+    e = new_node(e, true, false);
     root_[r] = e;
   }
-  int pos = 2;  // e's node is indexed by key[pos]
-  for (; len > 8 * (pos + 1); ++pos) {
-    const uint8_t b = key[pos];
-    uint32_t c = step(nodes_.data(), e, b);
+  for (int pos = 2;;) {  // e's node is indexed by key[pos] (and key[pos + 1] if wide)
+    const int bits = wide(e) ? 16 : 8;
+    const uint32_t v = key_at(e, key, pos);
+    if (len <= 8 * pos + bits) {  // `len` ends in this node: expand it over 2^(...) values
+      const uint32_t span = 1u << (8 * pos + bits - len), first = v & ~(span - 1);
+      const uint32_t ne =
+          edit(at, e, first, first + span - 1, [&](uint32_t x) { return cover(x, entry, len); });
+      if (ne == kRetry) {
+        e = word(at);
+        continue;
+      }
+      return true;
+    }
+    const int next = pos + bits / 8;  // the child's first key byte
+    uint32_t c = nodes_[slot(e, v)];
     if (!child(c)) {
-      c = new_node(c, pos + 1 <= kDenseTo);
-      e = edit(at, e, b, b, [c](uint32_t) { return c; });
+      c = new_node(c, next <= kDenseTo, next > kDenseTo && next < 15);
+      const uint32_t ne = edit(at, e, v, v, [c](uint32_t) { return c; });
+      if (ne == kRetry) {  // e was rebuilt: give the new node back, walk e's new form
+        free_.push_back(c & kRefMask);
+        --run_nodes_, wide_nodes_ -= wide(c);
+        e = word(at);
+        continue;
+      }
+      e = ne;
     }
-    at = slot_of(e, b);
+    at = Loc{false, slot(e, v)};
     e = c;
+    pos = next;
   }
-  // `len` ends in this node: expand it over 2^(8 (pos + 1) - len) entries.
-  const int span = 1 << (8 * (pos + 1) - len), first = key[pos] & ~(span - 1);
-  edit(at, e, first, first + span - 1, [&](uint32_t x) { return cover(x, entry, len); });
-  return true;
-}
-
-// One level at a time for all keys: prefetch every key's line of the level (a run node, or the
-// entry of a dense one) before reading any, so the misses overlap.
-void Lpm6::lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const {
-  const uint32_t* root = root_.data();
-  const uint32_t* nodes = nodes_.data();
-  const uint32_t* at[kMaxBurst];
-  for (size_t i = 0; i < n; ++i) {
-    at[i] = root + root_index(keys[i]);
-    prefetch_line(at[i]);
-  }
-  uint32_t ext = 0;  // bit i: key i's entry is a child node (out[i] holds it until resolved)
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t e = *at[i];
-    const uint32_t x = child(e);
-    ext |= x << i;
-    out[i] = x ? e : answer(e);
-  }
-  for (int pos = 2; ext; ++pos) {
-    for (uint32_t m = ext; m; m &= m - 1) {
-      const int i = __builtin_ctz(m);
-      const uint32_t e = out[i];
-      at[i] = nodes + size_t(e & kRefMask) * kUnit + ((e & kExt) ? keys[i][pos] : 0);
-      prefetch_line(at[i]);
-    }
-    uint32_t next = 0;
-    for (uint32_t m = ext; m; m &= m - 1) {
-      const int i = __builtin_ctz(m);
-      const uint32_t* p = at[i];
-      const uint32_t e = (out[i] & kExt) ? *p : p[run_slot(p, keys[i][pos])];
-      const uint32_t x = child(e);
-      next |= x << i;
-      out[i] = x ? e : answer(e);
-    }
-    ext = next;
-  }
-}
-
-void Lpm6::lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
-  for (size_t i = 0; i < n; i += kMaxBurst)
-    lookup_chunk(keys + i, out + i, n - i < kMaxBurst ? n - i : kMaxBurst);
 }
 
 }  // namespace nfpark::nf

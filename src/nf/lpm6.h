@@ -30,7 +30,7 @@
 // Memory: root 256 KiB on 4 KiB pages backed only where written (one page per /16 routed), nodes
 // in one HugeArray grown from 256 KiB at once (one 2 MiB page).
 #pragma once
-#include <emmintrin.h>
+#include <smmintrin.h>  // SSE4.1: _mm_min_epu16
 
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +46,8 @@ class Lpm6 {
  public:
   static constexpr uint32_t kNoRoute = ~0u;
   static constexpr uint32_t kMaxValue = (1u << 22) - 1;
-  static constexpr size_t kMaxBurst = 32;
-  static constexpr int kMaxRuns = 12;
+  static constexpr int kMaxRuns = 12;     // in a run node of one key byte
+  static constexpr int kMaxWideRuns = 8;  // in a run node of two key bytes
 
   // Maps the root (nothing backed until written). An Lpm6 is unusable before init().
   void init();
@@ -57,16 +57,25 @@ class Lpm6 {
   NFPARK_HOT_INLINE uint32_t lookup(const uint8_t* key) const {
     uint32_t e = root_[root_index(key)];
     const uint32_t* nodes = nodes_.data();
-    for (const uint8_t* k = key + 2;; ++k) {  // dense nodes: one load a level
-      while (e & kExt) e = nodes[size_t(e & kRefMask) * kUnit + *k++];
+    for (const uint8_t* k = key + 2;;) {
+      while (e & kExt) e = nodes[size_t(e & kRefMask) * kUnit + *k++];  // dense: one load
       if ((e & (kValid | kRun)) != kRun) return answer(e);
       const uint32_t* n = nodes + size_t(e & kRefMask) * kUnit;
-      e = n[run_slot(n, *k)];
+      if (e & kWide) {
+        e = n[wide_slot(n, uint16_t(k[0] << 8 | k[1]))];
+        k += 2;
+      } else {
+        e = n[run_slot(n, *k++)];
+      }
     }
   }
-  // out[i] = lookup(keys[i]) for i < n (any n; walked 32 at a time with prefetches).
-  void lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const;
-  size_t run_nodes() const { return run_nodes_; }
+  // out[i] = lookup(keys[i]) for i < n: a plain loop (the out-of-order core overlaps the
+  // walks; staged prefetching as Lpm's IPv4 trie does measured slower here, see lpm6.cc).
+  void lookup_burst(const uint8_t* const* keys, uint32_t* out, size_t n) const {
+    for (size_t i = 0; i < n; ++i) out[i] = lookup(keys[i]);
+  }
+  size_t run_nodes() const { return run_nodes_; }  // of one key byte or two
+  size_t wide_nodes() const { return wide_nodes_; }
   size_t dense_nodes() const { return dense_nodes_; }
   size_t node_bytes() const { return nodes_.size() * sizeof(uint32_t); }  // in use or free
   size_t memory_bytes() const {
@@ -74,18 +83,21 @@ class Lpm6 {
   }
 
  private:
-  // A child entry has no valid bit and kExt (a dense node) or kRun (a run node); a route's entry
-  // has the valid bit (kRun is then a bit of its length), "no route" is 0.
+  // A child entry has no valid bit and kExt (a dense node) or kRun (a run node; with kWide, of
+  // two key bytes); a route's entry has the valid bit (kRun, kWide are then bits of its
+  // length), "no route" is 0.
   static constexpr uint32_t kValid = 1u << 31, kExt = 1u << 30, kRun = 1u << 29;
-  static constexpr uint32_t kRefMask = kRun - 1, kValMask = kMaxValue;
+  static constexpr uint32_t kWide = 1u << 28, kRefMask = kWide - 1, kValMask = kMaxValue;
+  static constexpr uint32_t kRetry = 0;  // edit(): the node was rebuilt, edit again
   static bool child(uint32_t e) { return !(e & kValid) && (e & (kExt | kRun)); }
+  static bool wide(uint32_t e) { return child(e) && (e & kRun) && (e & kWide); }
   // Nodes indexed by key bytes 2 and 3 (the /17-/32 part, shared by many routes in a BGP-like
   // table) are dense from the start: one load a level where most walks pass, and no runs to
-  // edit route after route. Deeper nodes start as run nodes.
+  // edit route after route. Deeper nodes start as run nodes of two key bytes (one for the last).
   static constexpr int kDenseTo = 3;
   static constexpr size_t kUnit = 16;  // entries in 64 B: a run node; a dense node is 16 units
-  // The first 16 bits. One 4-byte load: GCC made the 2-byte one a 16-bit movbe, which merges
-  // into the register's old value (the previous lookup's) and serialized lookups one by one.
+  // The first 16 bits. One 4-byte load: a 2-byte one became a 16-bit movbe, which merges into
+  // the register's old value (the previous lookup's) and chained lookups one by one.
   static uint32_t root_index(const uint8_t* key) {
     uint32_t w;
     std::memcpy(&w, key, 4);
@@ -100,15 +112,16 @@ class Lpm6 {
     const __m128i le = _mm_cmpeq_epi8(_mm_min_epu8(lanes, _mm_set1_epi8(char(b))), lanes);
     return 31u - uint32_t(__builtin_clz(uint32_t(_mm_movemask_epi8(le))));
   }
-  // The entry for byte b in the child node of entry e.
-  static uint32_t step(const uint32_t* nodes, uint32_t e, uint8_t b) {
-    const uint32_t* n = nodes + size_t(e & kRefMask) * kUnit;
-    return (e & kExt) ? n[b] : n[run_slot(n, b)];
+  // The same for a run node of two key bytes: 8 lanes of 16 bits, lane j's entry in word 8 + j.
+  static uint32_t wide_slot(const uint32_t* n, uint16_t v) {
+    const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
+    const __m128i le = _mm_cmpeq_epi16(_mm_min_epu16(lanes, _mm_set1_epi16(short(v))), lanes);
+    return 8u + ((31u - uint32_t(__builtin_clz(uint32_t(_mm_movemask_epi8(le))))) >> 1);
   }
 
-  struct Runs {  // a run node decoded: run j covers [start[j], start[j + 1]) (the last to 255)
+  struct Runs {  // a run node decoded: run j covers [start[j], start[j + 1]) (the last to the end)
     int k = 0;
-    uint8_t start[kMaxRuns + 2];
+    uint16_t start[kMaxRuns + 2];
     uint32_t e[kMaxRuns + 2];
   };
   // Where the entry pointing at a node lives: root_[i] or nodes_[i].
@@ -118,23 +131,34 @@ class Lpm6 {
   };
   uint32_t& word(Loc l) { return l.root ? root_[l.i] : nodes_[l.i]; }
   uint32_t* node(uint32_t e) { return &nodes_[size_t(e & kRefMask) * kUnit]; }
-  // The location of byte b's entry in the child node of e.
-  Loc slot_of(uint32_t e, uint8_t b);
-  // A new run node of one run (entry `fill`); returns its child entry.
-  uint32_t new_node(uint32_t fill, bool dense);
-  // Applies f to the entries of bytes [lo, hi] of e's node; the node becomes dense if its runs
-  // overflow (then `at`, the entry pointing at it, is rewritten). Returns the (new) child entry.
+  // The key's value at `pos` for e's node: one byte, or two for a wide one.
+  static uint32_t key_at(uint32_t e, const uint8_t* key, int pos) {
+    return wide(e) ? uint32_t(key[pos] << 8 | key[pos + 1]) : key[pos];
+  }
+  // The word of e's node holding value v's entry.
+  size_t slot(uint32_t e, uint32_t v) const;
+  uint32_t unit();  // a free 64-byte unit
+  // A new node holding `fill` everywhere (dense, or one run); returns its child entry.
+  uint32_t new_node(uint32_t fill, bool dense, bool wide);
+  void decode(uint32_t e, Runs& r);
+  void encode(uint32_t e, const Runs& r);
+  // Applies f to the entries of values [lo, hi] of e's node. A run node that overflows becomes
+  // dense (one key byte: then `at`, the entry pointing at it, is rewritten and the new entry
+  // returned) or is split into nodes of one byte (two key bytes: then kRetry is returned, f
+  // not applied).
   template <class F>
-  uint32_t edit(Loc at, uint32_t e, int lo, int hi, F f);
+  uint32_t edit(Loc at, uint32_t e, uint32_t lo, uint32_t hi, F f);
+  // Rebuilds the wide node of e (runs r) as a node of its first byte over nodes of its second.
+  uint32_t split_wide(Loc at, uint32_t e, const Runs& r);
+  uint32_t compress(Loc at, const uint32_t* ent);  // a 256-entry table as a run or dense node
   // Prefix `entry` (of length len) over an existing entry x: a child node is filled throughout.
   uint32_t cover(uint32_t x, uint32_t entry, int len);
   void fill_all(uint32_t e, uint32_t entry, int len);
-  void lookup_chunk(const uint8_t* const* keys, uint32_t* out, size_t n) const;
 
   HugeArray<uint32_t> root_;
   HugeArray<uint32_t> nodes_;
-  std::vector<uint32_t> free_;  // run nodes' units left by nodes that became dense
-  size_t run_nodes_ = 0, dense_nodes_ = 0;
+  std::vector<uint32_t> free_;  // units of run nodes rebuilt as other nodes
+  size_t run_nodes_ = 0, wide_nodes_ = 0, dense_nodes_ = 0;
 };
 
 }  // namespace nfpark::nf

@@ -104,15 +104,17 @@ TEST(Lpm6, RunNodeOverflowsIntoADenseNode) {
   EXPECT_EQ(t.run_nodes(), 0u);  // under the root: nodes for bytes 2 and 3, dense from the start
   EXPECT_EQ(t.dense_nodes(), 2u);
   Rng rnd{1};
-  // /40s under the /32: each splits a run of byte 4 in three (the /32, the /40, the /32), so
-  // the fifth makes 11 runs, the sixth 13: over 12, the node goes dense.
+  // /40s under the /32: each splits a run in three (the /32, the /40, the /32). The node under
+  // the /32 is one of bytes 4-5 (8 runs at most): the fourth /40 rebuilds it as a node of byte 4
+  // (/40s cover whole values of it); the fifth makes 11 runs there, the sixth 13: dense.
   const char* more[] = {"2001:db8:1000::/40", "2001:db8:3000::/40", "2001:db8:5000::/40",
                         "2001:db8:7000::/40", "2001:db8:9000::/40"};
   for (uint32_t i = 0; i < 5; ++i) {
     routes.push_back(route(more[i], 10 + i));
     insert_all(t, {routes.back()});
   }
-  EXPECT_EQ(t.run_nodes(), 1u);  // the node for byte 4: 11 runs, still one line
+  EXPECT_EQ(t.run_nodes(), 1u);  // the node of byte 4: 11 runs, still one line
+  EXPECT_EQ(t.wide_nodes(), 0u);
   EXPECT_EQ(t.dense_nodes(), 2u);
   verify(t, routes, rnd);
   routes.push_back(route("2001:db8:b000::/40", 20));
@@ -127,6 +129,34 @@ TEST(Lpm6, RunNodeOverflowsIntoADenseNode) {
   EXPECT_EQ(t.run_nodes(), 1u);
   EXPECT_EQ(t.node_bytes(), bytes);
   verify(t, routes, rnd);
+}
+
+// A node of two key bytes holds up to 8 runs; the fourth /48 under a /32 would make 9, so the
+// node is rebuilt as a node of its first byte over nodes of its second, and the insert goes on.
+TEST(Lpm6, WideNodeSplitsIntoNodesOfOneByte) {
+  Lpm6 t;
+  t.init();
+  std::vector<Route> routes = {route("2001:db8::/32", 1), route("2001:db8:a0b::/48", 2),
+                               route("2001:db8:1000::/48", 3), route("2001:db8:2000::/48", 4)};
+  insert_all(t, routes);
+  EXPECT_EQ(t.wide_nodes(), 1u);  // bytes 4-5 under the /32: 7 runs
+  EXPECT_EQ(t.run_nodes(), 1u);
+  Rng rnd{5};
+  verify(t, routes, rnd);
+  routes.push_back(route("2001:db8:3000::/48", 5));
+  insert_all(t, {routes.back()});
+  // byte 4 (7 runs) over three nodes of byte 5, and a new wide node (bytes 5-6) for 2001:db8:30::
+  EXPECT_EQ(t.run_nodes(), 5u);
+  EXPECT_EQ(t.wide_nodes(), 1u);
+  verify(t, routes, rnd);
+  routes.push_back(route("2001:db8:1000:8000::/49", 6));  // under a node of byte 5 now
+  routes.push_back(route("2001:db8::/36", 7));            // over all of them
+  insert_all(t, {routes[5], routes[6]});
+  verify(t, routes, rnd);
+  EXPECT_EQ(t.lookup(parse6("2001:db8:a0b::1").data()), 2u);
+  EXPECT_EQ(t.lookup(parse6("2001:db8:a0c::1").data()), 7u);
+  EXPECT_EQ(t.lookup(parse6("2001:db8:1000:8000::1").data()), 6u);
+  EXPECT_EQ(t.lookup(parse6("2001:db8:3001::1").data()), 1u);
 }
 
 TEST(Lpm6, ShortPrefixesOverLongerOnes) {
@@ -234,8 +264,10 @@ TEST(Lpm6, BenchRoutesAreMostlyRunNodes) {
   insert_all(t, routes);
   verify(t, routes, rnd, 2000);
   // 8-bit groups of 1 KiB made ~2,500 groups here; now the /17-/32 levels are dense (one node
-  // under 2001::/16, one per /24 holding a longer route: at most 257) and the rest 64 B.
-  EXPECT_GT(t.run_nodes(), 2000u);
+  // under 2001::/16, one per /24 holding a longer route: at most 257) and the rest 64 B, most of
+  // them of two key bytes (a /48's own node under its /32).
+  EXPECT_GT(t.run_nodes(), 1000u);
+  EXPECT_GT(t.wide_nodes(), 700u);
   EXPECT_LE(t.dense_nodes(), 257u + 10u);
 }
 
