@@ -1,9 +1,11 @@
 // Lpm: longest-prefix match over IPv4 (4-byte) or IPv6 (16-byte) keys — a multibit trie with a
-// 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4,
-// 16-8-...-8 for IPv6), built by controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8
-// is Gupta, Lin & McKeown, INFOCOM'98, as in DPDK's rte_lpm; 16-8-... as in rte_lpm6). IPv4
-// tables in auto mode are looked up in a compiled image of the trie instead: small ones in
-// LpmDir16 (lpm_dir16.h), larger ones in LpmRuns (lpm_runs.h).
+// 16- or 24-bit first stride and 8-bit strides below (DIR-16-8-8 or DIR-24-8 for IPv4), built by
+// controlled prefix expansion (Srinivasan & Varghese 1999; DIR-24-8 is Gupta, Lin & McKeown,
+// INFOCOM'98, as in DPDK's rte_lpm). IPv4 tables in auto mode are looked up in a compiled image
+// of the trie instead: small ones in LpmDir16 (lpm_dir16.h), larger ones in LpmRuns
+// (lpm_runs.h). IPv6 tables are an Lpm6 (lpm6.h: a 16-bit root, dense nodes for the /17-/32
+// bytes, then nodes of one cache line holding runs of equal entries over one or two key bytes);
+// what follows about the root, child groups and lookup_burst is the IPv4 trie.
 //
 // Parameters: key_bytes (4 or 16) · first_stride: 16, 24 (IPv4 only) or 0 = auto (default).
 // The layout is chosen by the table's shape as routes go in (the rule, IPv4):
@@ -28,8 +30,8 @@
 // image is then updated for the entries the prefix covers (LpmDir16::update reads the trie).
 // Lookup: with LpmDir16, root entry + group entry; with LpmRuns, root entry + node (+ a level-3
 // node for the ~5% of addresses in a /24 holding a longer prefix); else one load per stride until a
-// non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8), IPv6 ≤ 15. lookup_burst() walks
-// 16-bit-root and IPv6 tries up to 32 keys a level at a time, prefetching every key's next entry
+// non-extended entry — IPv4 1..3 loads (16-8-8) or 1..2 (24-8). lookup_burst() walks
+// 16-bit-root tries up to 32 keys a level at a time, prefetching every key's next entry
 // before reading any of them, so the misses of a burst overlap; under a 24-bit root it is a plain
 // loop (one load per key, overlapped by the out-of-order core; measured faster there, see
 // lpm.cc). lookup_burst_v4() takes the IPv4 keys as a dense array of host-order words (the
@@ -37,10 +39,8 @@
 // Memory: root 256 KiB (16) or 64 MiB (24) + 1 KiB per child group, in HugeArray (2 MiB pages
 // where transparent huge pages are enabled, which is what makes the 64 MiB root cheap to walk),
 // + the image; every array of 256 KiB or more is mapped in whole 2 MiB pages (HugeArray: one
-// fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time), but the IPv6 root, on
-// 4 KiB pages backed only where written (one page per /16 holding routes, not a 2 MiB page
-// zeroed for one entry); the first child group maps room for 256 KiB of them at once (one 2 MiB
-// page: growing through 4 KiB pages cost as much as the rest of a 1k-route IPv6 build).
+// fault per 2 MiB, ~20x cheaper than 4 KiB pages to back at build time); the first child group
+// maps room for 256 KiB of them at once (one 2 MiB page).
 // memory_bytes() counts what is mapped. In auto mode the routes are kept (24 B each) until the
 // rebuild. No deletion (static config).
 #pragma once

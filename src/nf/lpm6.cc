@@ -151,13 +151,23 @@ uint32_t Lpm6::edit(Loc at, uint32_t e, uint32_t lo, uint32_t hi, F f) {
     return e;
   }
   Runs in, out;
-  decode(e, in);
   const uint32_t last = wide(e) ? 0xFFFF : 0xFF;
   const auto push = [&out](uint32_t s, uint32_t x) {
     if (out.k > 0 && out.e[out.k - 1] == x) return;  // equal neighbours merge
     out.start[out.k] = uint16_t(s);
     out.e[out.k++] = x;
   };
+  uint64_t lanes[2];
+  std::memcpy(lanes, node(e), 16);
+  if ((lanes[0] | lanes[1]) == 0) {  // one run (a node just made): at most three after
+    const uint32_t x = node(e)[kUnit - 1], y = f(x);  // x is no child (a child covers one value)
+    if (lo > 0) push(0, x);
+    push(lo, y);
+    if (hi < last) push(hi + 1, x);
+    encode(e, out);
+    return e;
+  }
+  decode(e, in);
   // Two-byte nodes: the result's runs are known before f runs (a split adds at most 2).
   if (wide(e)) {
     int k = 0;

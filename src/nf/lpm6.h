@@ -1,34 +1,44 @@
-// Lpm6: the IPv6 trie behind Lpm (lpm.h) — a 16-bit root and 8-bit levels below it (16-8-...-8,
-// as rte_lpm6), where each child node takes one of two forms, chosen by its contents:
-//  - a run node: one cache line (64 B) holding up to kMaxRuns (12) runs of equal entries over
-//    the node's 256 byte values. Bytes 0-15 are the runs' first byte values, sorted, right-
-//    aligned and padded with zeros in front (run 0 starts at 0 too); the entry of the run in lane
-//    j is word j (j >= 4: the lanes fill words 0-3). The run holding byte b is the last lane <= b:
-//    one SSE2 compare of the 16 lanes, its mask's highest bit is the word to read. No count or
-//    tag is stored: the padding lanes are <= every byte.
-//  - a dense node (1 KiB): the 256 entries, when more than 12 runs are needed.
-// An entry is a 32-bit word: valid bit, "extended" bit (a child node); a route's entry holds the
-// length of the prefix that wrote it (0..128) and a 22-bit value; a child's, the dense bit and
-// the node's index in 64-byte units (29 bits).
+// Lpm6: the IPv6 trie behind Lpm (lpm.h) — a 16-bit root, then nodes indexed by one key byte
+// (or two), built by controlled prefix expansion as rte_lpm6's 16-8-...-8 trie, but a child node
+// takes one of three forms:
+//  - dense (1 KiB): the 256 entries of one key byte. The nodes of key bytes 2 and 3 (the
+//    /17-/32 part, shared by many routes) are dense from the start; deeper ones when they would
+//    need more than 12 runs.
+//  - a run node of one key byte: one cache line (64 B) holding up to 12 runs of equal entries
+//    over the byte's 256 values. Bytes 0-15 are the runs' first values, sorted, right-aligned and
+//    padded with zeros in front (run 0 starts at 0 too); the entry of the run in lane j is word j
+//    (j >= 4: the lanes fill words 0-3). The run holding byte b is the last lane <= b: one SIMD
+//    compare of the 16 lanes, the mask's highest bit is the word to read. No count or tag is
+//    stored: the padding lanes are <= every byte.
+//  - a run node of two key bytes ("wide"): the same over 65,536 values, 8 lanes of 16 bits and
+//    up to 8 runs (entry of lane j in word 8 + j). Every node made below the dense levels starts
+//    wide (but one of the last key byte); one that would need a ninth run is rebuilt as a node of
+//    its first byte over run nodes of its second (split_wide) and the edit goes on there.
+// An entry is a 32-bit word: a route's has the valid bit, the length of the prefix that wrote it
+// (0..128) and a 22-bit value; a child's has no valid bit, one of kExt (dense) / kRun (+ kWide)
+// and the node's index in 64-byte units (28 bits); "no route" is 0.
 //
-// Why: with a 1 KiB group per child, nearly every /48 made 2-3 groups of its own (peers_lib_bench's
-// 1k routes: 2,514 groups, 2.5 MiB the kernel zeroed and the build wrote); a route's own nodes
-// hold 2-3 runs (the inherited answer, the route or its child, the inherited answer), so they are
-// run nodes of 64 B: a 1k-route table is ~0.2 MiB, a 20k one ~3 MiB (was 66). A lookup reads as
-// many nodes as before (one line each), and the smaller table misses less in cache.
+// Why: with a 1 KiB group per key byte, nearly every /48 made 2-3 groups of its own
+// (peers_lib_bench's 1k routes: 2,514 groups, 2.5 MiB the kernel zeroed and the build wrote).
+// A route's own nodes hold 2-3 runs (the inherited answer, the route or its child, the inherited
+// answer): as wide run nodes a /48 under its /32 is one 64-byte node, and its walk one hop
+// shorter (root, /24, /32, the node of bytes 4-5). 1k routes: 255 dense nodes and ~1,300 run
+// nodes (~0.3 MiB written, was 2.5); 20k: ~2 MiB (was 66).
 //
-// Theory of operation. Inserting a prefix of length `len` writes every entry it covers at the
-// level where `len` ends, except entries written by a longer prefix (controlled prefix expansion,
-// as Lpm's IPv4 trie); an entry refined further becomes a child node holding the old entry
-// everywhere (a run node of one run). A run node is edited as its decoded runs (split at the
-// edited range's ends, the covered runs rewritten, equal neighbours merged); one that would need
-// more than 12 runs becomes a dense node (its run node's line is reused by the next new node).
-// The result is independent of insertion order; equal prefixes: the last insert wins. No deletion.
-// Lookup: root entry, then one node a byte until an entry that is not a child: ≤ 15 nodes.
-// lookup_burst() walks up to 32 keys a level at a time, prefetching every key's line of the level
-// before reading any, so the misses of a burst overlap.
+// Theory of operation. Inserting a prefix of length `len` writes every entry it covers in the
+// node where `len` ends, except entries written by a longer prefix; an entry refined further
+// becomes a child node holding the old entry everywhere (one run). A run node is edited as its
+// decoded runs (split at the edited range's ends, the covered runs rewritten, equal neighbours
+// merged). The result is independent of insertion order; equal prefixes: the last insert wins.
+// Units of rebuilt run nodes are reused. No deletion.
+// Lookup: root entry, then a node (one or two key bytes) at a time until an entry that is not a
+// child. lookup_burst() is a plain loop: with the table this small the out-of-order core
+// overlaps the walks of consecutive keys better than a staged, prefetching walk as Lpm's IPv4
+// trie's (measured with run nodes of one byte only, 1k routes: 14.3 vs 16.5-17 ns per key; 20k:
+// level).
 // Memory: root 256 KiB on 4 KiB pages backed only where written (one page per /16 routed), nodes
-// in one HugeArray grown from 256 KiB at once (one 2 MiB page).
+// in one HugeArray mapped from 256 KiB at once (one 2 MiB page: 4 KiB pages populated as the
+// array grows made the 1k-route build twice as slow).
 #pragma once
 #include <smmintrin.h>  // SSE4.1: _mm_min_epu16
 

@@ -9,11 +9,11 @@
 namespace nfpark::nf {
 
 void mask_prefix(uint8_t* addr, int bytes, int len) {
-  for (int i = 0; i < bytes; ++i) {
-    int keep = len - 8 * i;
-    if (keep >= 8) continue;
-    addr[i] &= keep <= 0 ? 0 : uint8_t(0xFF << (8 - keep));
-  }
+  if (len < 0) len = 0;
+  const int full = len / 8;  // bytes kept whole
+  if (full >= bytes) return;
+  addr[full] &= uint8_t(0xFF00 >> (len % 8));
+  std::memset(addr + full + 1, 0, size_t(bytes - full - 1));
 }
 
 bool parse_prefix(std::string_view text, IpPrefix& out, std::string& error) {
