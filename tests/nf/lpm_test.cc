@@ -102,6 +102,20 @@ TEST(Lpm, Ipv6Prefixes) {
   EXPECT_EQ(look6(t, "2001:db8:1:0:8000::9"), 5u);
 }
 
+// mask_prefix against a bit-by-bit reference, every length from -1 to past the end, both widths.
+TEST(LpmPrefix, MaskKeepsExactlyTheFirstLenBits) {
+  for (int bytes : {4, 16}) {
+    for (int len = -1; len <= 8 * bytes + 1; ++len) {
+      uint8_t a[16], want[16];
+      for (int i = 0; i < 16; ++i) a[i] = want[i] = uint8_t(0xA5 ^ (i * 37));
+      for (int bit = 0; bit < 8 * bytes; ++bit)
+        if (bit >= len) want[bit / 8] &= uint8_t(~(0x80 >> (bit % 8)));
+      mask_prefix(a, bytes, len);
+      for (int i = 0; i < 16; ++i) ASSERT_EQ(a[i], want[i]) << bytes << " " << len << " " << i;
+    }
+  }
+}
+
 TEST(LpmPrefix, ParsesAndRejects) {
   IpPrefix p;
   std::string e;
