@@ -1,6 +1,7 @@
 #include "nf/lpm6.h"
 
 #include <cstring>
+#include <new>
 
 namespace nfpark::nf {
 
@@ -29,6 +30,7 @@ uint32_t Lpm6::unit() {
     return u;
   }
   const size_t u = nodes_.size() / kUnit;
+  if (u + 1 > kRefMask) throw std::bad_alloc();  // 2^28 units (16 GiB): past any real table
   // The first node maps room for 256 KiB of them: one 2 MiB page, faulted in once, instead of
   // growing through 4 KiB pages (measured: twice the build time of 1k routes).
   if (u == 0) nodes_.reserve_for(kNodesFirst);
@@ -39,6 +41,7 @@ uint32_t Lpm6::unit() {
 uint32_t Lpm6::new_node(uint32_t fill, bool dense, bool wide) {
   if (dense) {
     const size_t u = nodes_.size() / kUnit;
+    if (u + 16 > kRefMask) throw std::bad_alloc();
     if (u == 0) nodes_.reserve_for(kNodesFirst);
     nodes_.resize(nodes_.size() + 16 * kUnit, fill);
     ++dense_nodes_;

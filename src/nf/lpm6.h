@@ -62,7 +62,7 @@ class Lpm6 {
   // Maps the root (nothing backed until written). An Lpm6 is unusable before init().
   void init();
   // Inserts prefix (16 bytes, network order, bits past len zero). False if len is out of range or
-  // the value above kMaxValue.
+  // the value above kMaxValue; std::bad_alloc when no memory is left for a node.
   bool insert(const uint8_t* prefix, int len, uint32_t value);
   NFPARK_HOT_INLINE uint32_t lookup(const uint8_t* key) const {
     uint32_t e = root_[root_index(key)];
