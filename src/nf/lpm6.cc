@@ -67,18 +67,19 @@ size_t Lpm6::slot(uint32_t e, uint32_t v) const {
 // either way. Lanes before run 0 are padding: 0, as run 0's start.
 void Lpm6::decode(uint32_t e, Runs& r) {
   const uint32_t* n = node(e);
-  const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
-  const __m128i z = _mm_setzero_si128();
   if (wide(e)) {
-    const uint32_t zero = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi16(lanes, z)));
-    r.k = 9 - __builtin_popcount(zero) / 2;
     uint16_t l[8];
     std::memcpy(l, n, 16);
+    int zeros = 0;
+    for (uint16_t x : l) zeros += x == 0;
+    r.k = 9 - zeros;
     for (int j = 0; j < r.k; ++j) r.start[j] = l[8 - r.k + j], r.e[j] = n[16 - r.k + j];
   } else {
-    const uint32_t zero = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, z)));
-    r.k = 17 - __builtin_popcount(zero);
-    const uint8_t* l = reinterpret_cast<const uint8_t*>(n);
+    uint8_t l[16];
+    std::memcpy(l, n, 16);
+    int zeros = 0;
+    for (uint8_t x : l) zeros += x == 0;
+    r.k = 17 - zeros;
     for (int j = 0; j < r.k; ++j) r.start[j] = l[16 - r.k + j], r.e[j] = n[16 - r.k + j];
   }
 }

@@ -8,8 +8,8 @@
 //    over the byte's 256 values. Bytes 0-15 are the runs' first values, sorted, right-aligned and
 //    padded with zeros in front (run 0 starts at 0 too); the entry of the run in lane j is word j
 //    (j >= 4: the lanes fill words 0-3). The run holding byte b is the last lane <= b: one SIMD
-//    compare of the 16 lanes, the mask's highest bit is the word to read. No count or tag is
-//    stored: the padding lanes are <= every byte.
+//    compare of the 16 lanes (SSE4.1; a counting loop without it), the mask's highest bit is the
+//    word to read. No count or tag is stored: the padding lanes are <= every byte.
 //  - a run node of two key bytes ("wide"): the same over 65,536 values, 8 lanes of 16 bits and
 //    up to 8 runs (entry of lane j in word 8 + j). Every node made below the dense levels starts
 //    wide (but one of the last key byte); one that would need a ninth run is rebuilt as a node of
@@ -40,7 +40,9 @@
 // in one HugeArray mapped from 256 KiB at once (one 2 MiB page: 4 KiB pages populated as the
 // array grows made the 1k-route build twice as slow).
 #pragma once
-#include <smmintrin.h>  // SSE4.1: _mm_min_epu16
+#if defined(__SSE4_1__)
+#include <smmintrin.h>  // _mm_min_epu16
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -118,15 +120,30 @@ class Lpm6 {
   // The word of run node n holding byte b's entry: the last lane whose run starts at or before b
   // (the lanes are sorted, so those lanes are a prefix of the mask).
   static uint32_t run_slot(const uint32_t* n, uint8_t b) {
+#if defined(__SSE4_1__)
     const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
     const __m128i le = _mm_cmpeq_epi8(_mm_min_epu8(lanes, _mm_set1_epi8(char(b))), lanes);
     return 31u - uint32_t(__builtin_clz(uint32_t(_mm_movemask_epi8(le))));
+#else  // lanes <= b, counted: the last of them is their count - 1
+    const uint8_t* l = reinterpret_cast<const uint8_t*>(n);
+    uint32_t c = 0;
+    for (int i = 0; i < 16; ++i) c += l[i] <= b;
+    return c - 1;
+#endif
   }
   // The same for a run node of two key bytes: 8 lanes of 16 bits, lane j's entry in word 8 + j.
   static uint32_t wide_slot(const uint32_t* n, uint16_t v) {
+#if defined(__SSE4_1__)
     const __m128i lanes = _mm_load_si128(reinterpret_cast<const __m128i*>(n));
     const __m128i le = _mm_cmpeq_epi16(_mm_min_epu16(lanes, _mm_set1_epi16(short(v))), lanes);
     return 8u + ((31u - uint32_t(__builtin_clz(uint32_t(_mm_movemask_epi8(le))))) >> 1);
+#else
+    uint16_t l[8];
+    std::memcpy(l, n, 16);
+    uint32_t c = 0;
+    for (int i = 0; i < 8; ++i) c += l[i] <= v;
+    return 8u + c - 1;
+#endif
   }
 
   struct Runs {  // a run node decoded: run j covers [start[j], start[j + 1]) (the last to the end)
@@ -139,8 +156,12 @@ class Lpm6 {
     bool root;
     size_t i;
   };
-  uint32_t& word(Loc l) { return l.root ? root_[l.i] : nodes_[l.i]; }
-  uint32_t* node(uint32_t e) { return &nodes_[size_t(e & kRefMask) * kUnit]; }
+  uint32_t& word(Loc l) {
+    return l.root ? root_[l.i] : nodes_[l.i];
+  }
+  uint32_t* node(uint32_t e) {
+    return &nodes_[size_t(e & kRefMask) * kUnit];
+  }
   // The key's value at `pos` for e's node: one byte, or two for a wide one.
   static uint32_t key_at(uint32_t e, const uint8_t* key, int pos) {
     return wide(e) ? uint32_t(key[pos] << 8 | key[pos + 1]) : key[pos];
