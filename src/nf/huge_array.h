@@ -17,6 +17,11 @@
 // to be zero, so growing over them with a zero fill writes nothing and leaves their pages
 // unbacked until first written (a trie's new child groups under "no route", a flow table's
 // zeroed tags).
+// Freed mappings go to MapCache (map_cache.h: process-wide, 64 MiB at most, zeroed at free where
+// written), and a new array (or a growth) takes a kept one of the same kind first: a table built
+// again writes into pages already backed, as DPDK's tables come from its heap. mapped_bytes()
+// is what the array holds (a kept mapping is cut to what a fresh one would be; the rest stays
+// kept); what the cache keeps is MapCache::global().bytes().
 // Not DPDK: plain mmap, so the simulator and the unit tests use the same tables. Under
 // AddressSanitizer the array lives on the heap instead (64-byte aligned), so ASan checks it.
 #pragma once

@@ -86,6 +86,10 @@ void MapCache::put(void* p, size_t len, bool huge, size_t written) {
     munmap(m, len);
     return;
   }
+  if (!worth_keeping(len)) {
+    munmap(m, len);
+    return;
+  }
   zero_written(m, std::min(written, len));
   Kept evicted[kMaxKept];
   size_t n_evicted = 0;
@@ -103,6 +107,21 @@ void MapCache::put(void* p, size_t len, bool huge, size_t written) {
     bytes_ += len;
   }
   for (size_t i = 0; i < n_evicted; ++i) munmap(evicted[i].p, evicted[i].len);
+}
+
+bool MapCache::worth_keeping(size_t len) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The mappings put() would evict, oldest first: none larger than this one.
+  bool taken[kMaxKept] = {};
+  size_t bytes = bytes_, n = n_;
+  while (n && (bytes + len > bound_ || n == kMaxKept)) {
+    size_t oldest = kMaxKept;
+    for (size_t i = 0; i < n_; ++i)
+      if (!taken[i] && (oldest == kMaxKept || kept_[i].seq < kept_[oldest].seq)) oldest = i;
+    if (kept_[oldest].len > len) return false;
+    taken[oldest] = true, bytes -= kept_[oldest].len, --n;
+  }
+  return true;
 }
 
 void MapCache::drain() {

@@ -11,7 +11,8 @@
 // Theory of operation. put() takes a mapping its owner no longer needs, zeroes the pages it wrote
 // (those of the written extent that are resident, per mincore(): a sparse array's untouched pages
 // are not backed and read zero already) and keeps it, evicting (unmapping) the oldest mappings
-// while the total is above the bound; a mapping larger than the bound is unmapped at once. So
+// while the total is above the bound; a mapping larger than the bound, or one that would evict a
+// larger one than itself, is unmapped at once (not zeroed). So
 // the zeroing a fresh mapping gets from the kernel when first written happens here at free time
 // instead, as DPDK's rte_free zeroes on free. take() hands out the first `bytes` of the smallest
 // kept mapping of the same kind (huge: 2 MiB-aligned, advised for transparent huge pages; or
@@ -63,6 +64,9 @@ class MapCache {
     bool huge;
   };
   uint8_t* claim(size_t i, size_t bytes);  // the first `bytes` of kept_[i] (locked)
+  // False if keeping a mapping of `len` bytes would evict a larger one (a table's small array
+  // freed after its big one must not push the big one out: the big one saves more faults).
+  bool worth_keeping(size_t len) const;
   // Zeroes what was written of [p, p + written): the resident pages only.
   static void zero_written(uint8_t* p, size_t written);
 

@@ -82,26 +82,35 @@ TEST(MapCache, ZeroesOnlyWhatWasWrittenAndLeavesUnbackedPagesAlone) {
 
 TEST(MapCache, BestFitAndBoundRespectedOldestEvictedFirst) {
   MapCache c(4 * kMiB);
-  // Three mappings up to the bound, then a fourth past it: the oldest goes.
   uint8_t *a = map(2 * kMiB), *b = map(kMiB), *d = map(kMiB);
   c.put(a, 2 * kMiB, false, 0);
   c.put(b, kMiB, false, 0);
   c.put(d, kMiB, false, 0);
   EXPECT_EQ(c.bytes(), 4 * kMiB);
+  // Past the bound: the oldest (`a`) would go, but it is larger, so the new one is unmapped.
   uint8_t* e = map(kMiB);
-  c.put(e, kMiB, false, 0);  // 5 MiB > 4: `a` (the oldest) is unmapped
-  EXPECT_EQ(c.bytes(), 3 * kMiB);
-  EXPECT_EQ(c.count(), 3u);
-  EXPECT_EQ(c.take(2 * kMiB, false), nullptr);
-  // Best fit: the smallest mapping that is large enough.
-  uint8_t* f = map(2 * kMiB);
-  c.put(f, 2 * kMiB, false, 0);  // evicts `b`
+  c.put(e, kMiB, false, kMiB);
   EXPECT_EQ(c.bytes(), 4 * kMiB);
+  EXPECT_EQ(c.count(), 3u);
+  unsigned char v = 0;
+  EXPECT_NE(mincore(e, kPage, &v), 0);  // ENOMEM: no longer mapped
+  // Best fit: the smallest mapping that holds what is asked.
   uint8_t* g = static_cast<uint8_t*>(c.take(kMiB, false));
-  EXPECT_TRUE(g == d || g == e);
+  EXPECT_TRUE(g == b || g == d);
   munmap(g, kMiB);
-  EXPECT_EQ(c.take(2 * kMiB, false), f);
-  munmap(f, 2 * kMiB);
+  EXPECT_EQ(c.take(2 * kMiB, false), a);  // 1 MiB kept now
+  // Three mappings again, then one past the bound that evicts the oldest (no larger than it).
+  uint8_t *f = map(2 * kMiB), *h = map(kMiB);
+  uint8_t* left = g == b ? d : b;
+  c.put(a, 2 * kMiB, false, 0);  // kept: `left` 1 MiB (oldest), a 2 MiB
+  c.put(f, 2 * kMiB, false, 0);  // 5 MiB: `left` goes
+  EXPECT_EQ(c.bytes(), 4 * kMiB);
+  EXPECT_EQ(c.count(), 2u);
+  EXPECT_NE(mincore(left, kPage, &v), 0);
+  c.put(h, kMiB, false, 0);  // would evict `a` (2 MiB): unmapped instead
+  EXPECT_EQ(c.count(), 2u);
+  EXPECT_EQ(c.bytes(), 4 * kMiB);
+  EXPECT_NE(mincore(h, kPage, &v), 0);
 }
 
 TEST(MapCache, AMappingLargerThanTheBoundIsUnmapped) {
