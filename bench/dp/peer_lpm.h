@@ -13,7 +13,9 @@
 // / rte_lpm6_lookup_bulk_func. nfpark's table is in auto mode and compiled, as the router builds it
 // (IPv4: the LpmDir16 image while it fits in 32 MiB, else the LpmRuns image when smaller than its
 // DIR-24-8 trie; the line says which, and how much of nfpark's table the kernel put on
-// transparent huge pages); its memory is what it maps.
+// transparent huge pages); its memory is what it maps. Rebuilds on both sides reuse freed memory:
+// DPDK's heap, nfpark's MapCache (freed tables' mappings, zeroed on free; how much it keeps after
+// the rebuilds is printed).
 #pragma once
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
@@ -26,6 +28,7 @@
 
 #include "nf/lpm.h"
 #include "nf/lpm_prefix.h"
+#include "nf/map_cache.h"
 #include "peer_common.h"
 
 namespace nfpark::bench {
@@ -217,8 +220,11 @@ inline void bench_lpm4(size_t n, const PeerOpts& o, PeerReport& rep) {
       ptrs.variant.min() * 1e9, one.base.min() * 1e9, bulk.base.min() * 1e9);
   std::printf("    nfpark/rte_lpm one-by-one %s, bulk %s (header pointers: %s)\n",
               one.text().c_str(), bulk.text().c_str(), ptrs.text().c_str());
-  std::printf("  rebuilds: nfpark %.2f ms, rte_lpm %.2f ms (min); nfpark/rte_lpm build %s\n",
-              build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str());
+  std::printf(
+      "  rebuilds: nfpark %.2f ms, rte_lpm %.2f ms (min); nfpark/rte_lpm build %s | freed tables' "
+      "memory nfpark keeps for reuse (MapCache) %zu KiB\n",
+      build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str(),
+      nf::MapCache::global().bytes() / 1024);
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " build", build));
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " one-by-one", one));
   rep.ratios.push_back(peer_ratio("dpdk-lpm", label + " bulk32", bulk));
@@ -297,8 +303,12 @@ inline void bench_lpm6(size_t n, const PeerOpts& o, PeerReport& rep) {
       label.c_str(), nf_build * 1e3, peer_build * 1e3, mine.memory_bytes() / 1024, peer_mem / 1024,
       100.0 * double(hits) / double(nkeys), bulk.variant.min() * 1e9, bulk.base.min() * 1e9);
   std::printf("    nfpark/rte_lpm6 bulk %s\n", bulk.text().c_str());
-  std::printf("  rebuilds: nfpark %.2f ms, rte_lpm6 %.2f ms (min); nfpark/rte_lpm6 build %s\n",
-              build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str());
+  std::printf(
+      "  rebuilds: nfpark %.2f ms, rte_lpm6 %.2f ms (min); nfpark/rte_lpm6 build %s | freed "
+      "tables' "
+      "memory nfpark keeps for reuse (MapCache) %zu KiB\n",
+      build.variant.min() * 1e3, build.base.min() * 1e3, build.text().c_str(),
+      nf::MapCache::global().bytes() / 1024);
   rep.ratios.push_back(peer_ratio("dpdk-lpm6", label + " build", build));
   rep.ratios.push_back(peer_ratio("dpdk-lpm6", label + " bulk32", bulk));
   rte_lpm6_free(lpm);

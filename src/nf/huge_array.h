@@ -17,6 +17,11 @@
 // to be zero, so growing over them with a zero fill writes nothing and leaves their pages
 // unbacked until first written (a trie's new child groups under "no route", a flow table's
 // zeroed tags).
+// Freed mappings go to MapCache (map_cache.h: process-wide, 64 MiB at most, zeroed at free where
+// written), and a new array (or a growth) takes a kept one of the same kind first: a table built
+// again writes into pages already backed, as DPDK's tables come from its heap. mapped_bytes()
+// is what the array holds (a kept mapping is cut to what a fresh one would be; the rest stays
+// kept); what the cache keeps is MapCache::global().bytes().
 // Not DPDK: plain mmap, so the simulator and the unit tests use the same tables. Under
 // AddressSanitizer the array lives on the heap instead (64-byte aligned), so ASan checks it.
 #pragma once
@@ -29,6 +34,8 @@
 #include <new>
 #include <type_traits>
 #include <utility>
+
+#include "nf/map_cache.h"
 
 namespace nfpark::nf {
 
@@ -137,11 +144,38 @@ class HugeArray {
     bytes = (bytes + kPage - 1) & ~(kPage - 1);  // whole pages: mremap moves pages
     const size_t old_len = p_ ? map_len_ : 0;
     uint8_t* at = nullptr;
-    if (!huge) {  // small: grow in place or move (the kernel picks), else a fresh mapping
+    // Memory MapCache kept (backed, reading zero) first: the rest of the mapping this array was
+    // taken from, right after it (grows in place), or a kept mapping of the same kind.
+    MapCache& cache = MapCache::global();
+    uint8_t* const end = reinterpret_cast<uint8_t*>(p_) + map_len_;
+    uint8_t* kept = nullptr;
+    if (p_ && huge == huge_ && cache.take_at(end, bytes - map_len_, huge)) {
+      at = reinterpret_cast<uint8_t*>(p_);
+    } else if (!p_ || huge) {
+      kept = static_cast<uint8_t*>(cache.take(bytes, huge));
+    }
+    if (at) {
+      // grown in place
+    } else if (kept && !p_) {  // a fresh array in a kept mapping: nothing to move
+      at = kept;
+    } else if (!huge) {  // small: grow in place or move (the kernel picks), else a fresh mapping
       void* q = p_ ? mremap(p_, map_len_, bytes, MREMAP_MAYMOVE)
                    : mmap(nullptr, bytes, kRw, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (q == MAP_FAILED) throw std::bad_alloc();
       at = static_cast<uint8_t*>(q);
+    } else if (kept) {  // a huge growth into a kept mapping: the old pages move over its start
+      at = kept;
+      const size_t moved = huge_ ? map_len_ : 0;
+      if (moved && mremap(p_, moved, moved, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
+        cache.put(kept, bytes, true, 0);  // the old mapping is untouched
+        throw std::bad_alloc();
+      }
+      if (moved) p_ = reinterpret_cast<T*>(at);
+      if (p_ && !moved) {  // from small: copy what was written, the old mapping to the cache
+        if (n_) std::memcpy(static_cast<void*>(at), p_, n_ * sizeof(T));
+        release();
+        dirty_ = n_;  // the rest of the kept mapping reads zero
+      }
     } else {  // a 2 MiB-aligned window (reserved, nothing backed), trimmed to `bytes`
       const size_t len = bytes + kHuge;
       void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -153,7 +187,7 @@ class HugeArray {
       at = base + head;
       // A huge array's pages move into the window's start (huge ones stay huge); a small one's
       // are copied (left in place, its 4 KiB pages would keep the first 2 MiB off huge pages).
-      const size_t moved = p_ && map_len_ >= kHuge ? map_len_ : 0;  // huge mappings: >= 2 MiB
+      const size_t moved = p_ && huge_ ? map_len_ : 0;
       if (moved && mremap(p_, moved, moved, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
         munmap(at, bytes);  // the old mapping is untouched
         throw std::bad_alloc();
@@ -167,10 +201,10 @@ class HugeArray {
 #ifdef MADV_HUGEPAGE
       madvise(at, bytes, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
 #endif
-      if (p_ && !moved) {  // from small: copy what was written, drop the old mapping
+      if (p_ && !moved) {  // from small: copy what was written, the old mapping to the cache
         if (n_) std::memcpy(static_cast<void*>(at), p_, n_ * sizeof(T));
+        release();
         dirty_ = n_;  // the rest of the new mapping is fresh
-        munmap(p_, map_len_);
       }
     }
 #ifdef MADV_POPULATE_WRITE
@@ -178,17 +212,20 @@ class HugeArray {
       madvise(at + old_len, bytes - old_len, MADV_POPULATE_WRITE);
 #endif
     p_ = reinterpret_cast<T*>(at), cap_ = bytes / sizeof(T), map_len_ = bytes;  // old one moved
+    huge_ = huge;
   }
+  // The mapping goes to MapCache (kept, zeroed where written, or unmapped).
   void release() {
     if (p_ && kHeap) ::operator delete (p_, std::align_val_t{64});
-    if (p_ && !kHeap) munmap(p_, map_len_);
+    if (p_ && !kHeap)
+      MapCache::global().put(p_, map_len_, huge_, std::min(dirty_, cap_) * sizeof(T));
     p_ = nullptr;
     map_len_ = 0;
   }
   void swap(HugeArray& o) noexcept {
     std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(cap_, o.cap_);
     std::swap(map_len_, o.map_len_), std::swap(dirty_, o.dirty_), std::swap(populate_, o.populate_);
-    std::swap(small_, o.small_);
+    std::swap(small_, o.small_), std::swap(huge_, o.huge_);
   }
 
   T* p_ = nullptr;
@@ -196,6 +233,7 @@ class HugeArray {
   size_t dirty_ = 0;  // elements at and past dirty_ were never written since they were mapped
   bool populate_ = false;
   bool small_ = false;
+  bool huge_ = false;  // the mapping is 2 MiB-aligned and advised for huge pages
 };
 
 }  // namespace nfpark::nf
