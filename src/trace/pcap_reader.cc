@@ -93,7 +93,7 @@ bool TraceReader::open(const std::string& path) {
     format_ = u32(map_) == kMagicNs ? TraceFormat::kPcapNano : TraceFormat::kPcapMicro;
     if (size_ < 24)
       return fail("pcap file header truncated (" + std::to_string(size_) + " of 24 bytes)"), false;
-    link_ = u32(map_ + 20) & 0x0FFFFFFF;
+    link_ = u32(map_ + 20) & 0xFFFF;  // the upper 16 bits: FCS length and flags (as libpcap)
     if (!link_supported(link_)) return fail(link_refusal(link_)), false;
     pos_ = 24;
     return true;

@@ -89,6 +89,36 @@ TEST(Pcap, ReadsSwappedByteOrder) {
   std::remove(f.c_str());
 }
 
+// The header's link type field holds the link type in its low 16 bits; the upper 16 are the FCS
+// length and flags (pcap spec, libpcap's LT_LINKTYPE), which tshark and tcpdump ignore when they
+// pick the link type. tcpdump's tests/bootp_asan.pcap has 0x04000001: Ethernet.
+TEST(Pcap, LinkTypeIsTheLow16BitsOfItsField) {
+  for (uint32_t field : {0x04000001u, 0x10000001u, 0xF0000001u}) {
+    std::vector<uint8_t> b = {0xd4, 0xc3, 0xb2, 0xa1, 2,  0, 4, 0, 0,  0, 0, 0, 0, 0,
+                              0,    0,    0xff, 0xff, 0,  0, 0, 0, 0,  0, 0, 0, 0, 0,
+                              0,    0,    0,    0,    60, 0, 0, 0, 64, 0, 0, 0};
+    for (int i = 0; i < 4; ++i) b[20 + i] = uint8_t(field >> (8 * i));
+    b.resize(b.size() + 60, 0x22);
+    std::string f = tmp("lt.pcap"), err;
+    write_bytes(f, b);
+    Trace t;
+    ASSERT_TRUE(load_trace(f, t, &err)) << std::hex << field << ": " << err;
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].len, 60u);
+    EXPECT_EQ(t[0].wire_len, 64u);
+    std::remove(f.c_str());
+  }
+  // the real one: one 90 B record of a 65570 B frame (tshark: Ethernet, 1 packet)
+  TraceReader r;
+  ASSERT_TRUE(r.open(NFPARK_TEST_DATA "/bootp_asan.pcap")) << r.error();
+  EXPECT_EQ(r.link_type(), 1u);
+  PacketRecord rec;
+  ASSERT_EQ(r.next(rec), ReadStatus::kPacket);
+  EXPECT_EQ(rec.len, 90u);
+  EXPECT_EQ(rec.wire_len, 65570u);
+  EXPECT_EQ(r.next(rec), ReadStatus::kEnd);
+}
+
 // pcapng built by hand in either byte order: SHB, IDB (if_tsresol 9 = ns), EPB, an unknown
 // block, SPB, IDB (default µs), EPB on interface 1.
 struct Ng {
