@@ -146,6 +146,7 @@ def expected_refusal(ref: Ref, msg: str) -> str:
                "larger than", "empty file", "holds no packets",
                "timestamp fraction",  # the pcap format's limit (tshark reads it anyway)
                "timestamp out of range",  # beyond int64 nanoseconds (year 2262)
+               "pcap version", "pcapng version",  # as libpcap (tshark reads pcap 2.5)
                "not a classic pcap file",  # the lab reads nfpark's own (classic) pcaps
                "is not Ethernet (1)",  # ... which are Ethernet
                "(refused by stats)", "(n/a: "):
