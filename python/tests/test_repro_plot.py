@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nfpark.repro.core import Panel, Result, Row, Series, flags
-from nfpark.repro.pcapids import per_flow_reordering, reordering
+from nfpark.repro.pcapids import frames, per_flow_reordering, reordering
 from nfpark.repro.plot import figure, save
 
 
@@ -111,3 +111,29 @@ def test_not_a_pcap_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_bytes(b"\x0a\x0d\x0d\x0a" + b"\x00" * 40)
     with pytest.raises(ValueError, match="not a classic pcap"):
         per_flow_reordering(bad, bad)
+
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+
+
+def test_frames_refuse_other_link_types(tmp_path: Path) -> None:
+    # A Linux cooked capture (tcpdump -i any) does not start with an Ethernet header: read as one,
+    # its flows would be garbage, so the lab refuses it and names the conversion.
+    with pytest.raises(ValueError, match=r"link type 113 is not Ethernet.*nfpark trace pad"):
+        list(frames(DATA / "mptcp-v1.pcap"))
+    # the link type is the field's low 16 bits (tcpdump's bootp_asan.pcap: 0x04000001, Ethernet)
+    got = list(frames(DATA / "bootp_asan.pcap"))
+    assert [len(f) for f in got] == [90]
+    wifi = tmp_path / "wifi.pcap"
+    wifi.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 127))
+    with pytest.raises(ValueError, match="link type 127"):
+        per_flow_reordering(wifi, wifi)
+
+
+def test_frames_refuse_a_cut_record_header(tmp_path: Path) -> None:
+    good = _pcap(tmp_path / "g.pcap", [_frame(0, 0), _frame(1, 1)])
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(good.read_bytes() + b"\x00" * 10)  # 10 of a record header's 16 bytes
+    assert len(list(frames(good))) == 2
+    with pytest.raises(ValueError, match="truncated packet record header at byte"):
+        list(frames(cut))

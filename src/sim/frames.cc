@@ -183,6 +183,14 @@ std::shared_ptr<const LoadedTrace> LoadedTrace::load(const std::string& path, st
   return t;
 }
 
+Picos capture_gap(Nanos prev, Nanos ts) {
+  if (ts < prev) return -1;  // a capture's clock that went back: no gap
+  // in unsigned arithmetic: pcapng times span all of int64, and a gap of more than 106 days
+  // does not fit picoseconds (it wrapped, often negative: the frame went at once)
+  const uint64_t ns = uint64_t(ts) - uint64_t(prev);
+  return ns >= uint64_t(kNever / kNs) ? kNever : from_nanos(Nanos(ns));
+}
+
 PcapFrames::PcapFrames(std::shared_ptr<const LoadedTrace> t, uint16_t port, uint64_t loops)
     : t_(std::move(t)), port_(port), loops_(loops) {}
 
@@ -192,7 +200,7 @@ bool PcapFrames::next(Packet* p, Picos& trace_gap) {
     i_ = 0;
   }
   const trace::TracePacket& r = t_->trace[i_];
-  trace_gap = i_ ? from_nanos(r.ts - t_->trace[i_ - 1].ts) : -1;
+  trace_gap = i_ ? capture_gap(t_->trace[i_ - 1].ts, r.ts) : -1;
   p->head = std::min({r.len, r.wire_len, p->pool()->bytes()});
   std::memcpy(p->data(), t_->trace.data(i_), p->head);
   p->len = r.wire_len;

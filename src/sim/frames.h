@@ -101,6 +101,10 @@ struct LoadedTrace {
   static std::shared_ptr<const LoadedTrace> load(const std::string& path, std::string& err);
 };
 
+// The gap between two records of a capture as the source paces them: -1 when `ts` is before
+// `prev`, kNever when it is longer than simulated time can hold (106 days).
+Picos capture_gap(Nanos prev, Nanos ts);
+
 class PcapFrames final : public FrameSource {
  public:
   // loops: times through the capture (0 = endless, until the run's duration).

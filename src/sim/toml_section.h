@@ -44,7 +44,11 @@ class TomlSection {
   bool get_time(const char* key, P& out, P unit) {
     double v = -1;
     if (!get(key, v)) return false;
-    if (v >= 0) out = P(v * double(unit) + 0.5);
+    if (v < 0) return true;  // absent: the default stays
+    // simulated time is int64 picoseconds: a longer time did not fit (its conversion wrapped)
+    if (v * double(unit) >= double(std::numeric_limits<P>::max()))
+      return fail(key, "a time below 106 days (the simulator counts int64 picoseconds)");
+    out = P(v * double(unit) + 0.5);
     return true;
   }
   const toml::node* raw(const char* key) {

@@ -30,7 +30,8 @@ bool TrafficSource::prepare(Picos s) {
     pool_.free(p);
     return false;
   }
-  if (trace_timing_ && gap >= 0 && sent_ > 0) s = std::max(s, s_ + gap);  // the capture's pace
+  if (trace_timing_ && gap >= 0 && sent_ > 0)  // the capture's pace (a gap may be kNever)
+    s = gap >= stop_ - s_ ? stop_ : std::max(s, s_ + gap);
   if (s >= stop_) {
     pool_.free(p);
     return false;

@@ -93,7 +93,13 @@ bool TraceReader::open(const std::string& path) {
     format_ = u32(map_) == kMagicNs ? TraceFormat::kPcapNano : TraceFormat::kPcapMicro;
     if (size_ < 24)
       return fail("pcap file header truncated (" + std::to_string(size_) + " of 24 bytes)"), false;
-    link_ = u32(map_ + 20) & 0x0FFFFFFF;
+    // as libpcap: 2.4 (and 2.3, the same layout); 2.0-2.2 swap caplen and len, others are unknown
+    const uint16_t major = u16(map_ + 4), minor = u16(map_ + 6);
+    if (major != 2 || minor < 3 || minor > 4)
+      return fail("pcap version " + std::to_string(major) + "." + std::to_string(minor) +
+                  " is not supported (nfpark reads 2.3 and 2.4)"),
+             false;
+    link_ = u32(map_ + 20) & 0xFFFF;  // the upper 16 bits: FCS length and flags (as libpcap)
     if (!link_supported(link_)) return fail(link_refusal(link_)), false;
     pos_ = 24;
     return true;
@@ -161,6 +167,11 @@ bool TraceReader::read_shb(uint64_t at) {
   uint32_t blen = u32(map_ + at + 4);
   if (blen < 28 || blen % 4 || blen > size_ - at)
     return fail("pcapng section header has a bad length " + std::to_string(blen)), false;
+  const uint16_t major = u16(map_ + at + 12), minor = u16(map_ + at + 14);
+  if (major != 1 || (minor != 0 && minor != 2))  // as libpcap: 1.0, and 1.2 some tools wrote
+    return fail("pcapng version " + std::to_string(major) + "." + std::to_string(minor) +
+                " is not supported (nfpark reads 1.0)"),
+           false;
   n_ifaces_ = 0;
   pos_ = at + blen;
   return true;

@@ -133,6 +133,10 @@ TEST(Scenario, BadInputGetsOneClearError) {
       {"[traffic]\nsize = 20\n", "[traffic] size: expected bad size '20'"},
       {"[sim]\nmode = \"nfslice\"\n", "unknown mode 'nfslice'"},
       {"[sim]\nduration_ms = -1\n", "[sim] duration_ms: expected a number >= 0"},
+      // a capture's own timing over 280 days (tcpdump's icmpv6.pcap): int64 picoseconds hold
+      // 106 days; the conversion wrapped and the message said "a duration > 0"
+      {"[sim]\nduration_ms = 24494000000\n", "[sim] duration_ms: expected a time below 106 days"},
+      {"[traffic]\nperiod_ms = 1e10\n", "[traffic] period_ms: expected a time below 106 days"},
       {"[nf_server]\ncycles_header = 300\n", "[nf_server] clock_ghz"},
       {"[park]\npark_bytes = 0\n", "[park] park_bytes"},
       {"[park]\nslices = 2\n", "[nf_server] servers"},

@@ -351,5 +351,64 @@ TEST(PcapFrames, OwnTimingLoopedAndOnSeveralPorts) {
   EXPECT_EQ(gaps, (std::vector<Picos>{-1, kUs, kUs, kUs, -1, kUs, kUs, kUs}));
 }
 
+// A capture's gap longer than simulated time holds (int64 picoseconds: 106 days; tcpdump's
+// icmpv6.pcap has one of 280 days) is "never" within the run, not a wrapped number: 10^16 ns
+// times 1000 wrapped negative, which the source took for a clock that went back, and sent the
+// frame at once.
+TEST(PcapFrames, GapsBeyondSimulatedTimeAreNever) {
+  EXPECT_EQ(capture_gap(0, 5), 5 * kNs);
+  EXPECT_EQ(capture_gap(5, 0), -1);
+  EXPECT_EQ(capture_gap(0, Nanos(10'000'000'000'000'000)), kNever);
+  EXPECT_EQ(capture_gap(INT64_MIN, INT64_MAX), kNever);
+  char path[] = "/tmp/nfpark_sim_test_XXXXXX.pcap";
+  const int fd = mkstemps(path, 5);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    trace::PcapWriter w;
+    ASSERT_TRUE(w.open(path, trace::Precision::kNano));
+    for (Nanos ts : {Nanos(0), Nanos(1000), Nanos(10'000'000'000'001'000)}) {
+      auto f = testing::udp_frame(200, 1000, 0);
+      ASSERT_TRUE(w.write(ts, f.data(), uint32_t(f.size()), uint32_t(f.size())));
+    }
+    ASSERT_TRUE(w.close());
+  }
+  std::string err;
+  auto t = LoadedTrace::load(path, err);
+  std::remove(path);
+  ASSERT_TRUE(t) << err;
+  Engine e;
+  PacketPool pool;
+  SwitchConfig c;
+  c.port_gbps = {100, 100};
+  testing::LambdaProgram prog;
+  prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, 1, 0); };
+  Switch sw(e, c);
+  sw.set_program(&prog);
+  testing::RecordingPeer out;
+  sw.connect(1, &out, 1);
+  TrafficMux mux(e);
+  mux.add(std::make_unique<TrafficSource>(sw, 0, std::make_unique<PcapFrames>(t, 0, 1),
+                                          RatePattern{}, true, pool, nullptr));
+  mux.start(0, kSec);
+  e.run();
+  EXPECT_EQ(mux.source(0).sent(), 2u) << "the third frame is 116 days later";
+  EXPECT_EQ(out.got.size(), 2u);
+  // tcpdump's isakmp-various-oobr.pcap: the second record is 2.7 years before the first. The
+  // gap wrapped to +79 days (the frame never came in a run of 1 s); it is a clock that went
+  // back: no gap
+  auto isakmp = LoadedTrace::load(NFPARK_TEST_DATA "/isakmp-various-oobr.pcap", err);
+  ASSERT_TRUE(isakmp) << err;
+  PcapFrames f(isakmp, 0, 1);
+  std::vector<Picos> gaps;
+  for (Picos g = 0; Packet* p = pool.alloc();) {
+    const bool got = f.next(p, g);
+    pool.free(p);
+    if (!got) break;
+    gaps.push_back(g);
+  }
+  EXPECT_EQ(gaps, (std::vector<Picos>{-1, -1}));
+}
+
 }  // namespace
 }  // namespace nfpark::sim

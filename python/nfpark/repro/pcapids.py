@@ -19,14 +19,24 @@ _MAGICS = {b"\xd4\xc3\xb2\xa1": "<", b"\x4d\x3c\xb2\xa1": "<",
 
 
 def frames(path: Path) -> Iterator[bytes]:
-    """The captured bytes of every packet of a classic pcap file (either byte order, us or ns)."""
+    """The captured bytes of every packet of a classic Ethernet pcap file (either byte order, us
+    or ns), as nfpark writes them. Another link type (Wi-Fi, Linux cooked, ...) is a ValueError:
+    its frames do not start with an Ethernet header, so their flows would be garbage."""
     data = path.read_bytes()
     endian = _MAGICS.get(data[:4])
     if endian is None:
         raise ValueError(f"{path}: not a classic pcap file (magic {data[:4].hex()})")
+    if len(data) < 24:
+        raise ValueError(f"{path}: pcap file header truncated ({len(data)} of 24 bytes)")
+    link = struct.unpack_from(endian + "I", data, 20)[0] & 0xFFFF  # the upper bits: FCS, flags
+    if link != 1:
+        raise ValueError(f"{path}: link type {link} is not Ethernet (1); convert it first with "
+                         "`nfpark trace pad IN OUT`, which writes Ethernet (docs/traces.md)")
     off = 24
     rec = struct.Struct(endian + "IIII")
-    while off + rec.size <= len(data):
+    while off < len(data):
+        if off + rec.size > len(data):
+            raise ValueError(f"{path}: truncated packet record header at byte {off}")
         _, _, caplen, _ = rec.unpack_from(data, off)
         off += rec.size
         if off + caplen > len(data):
