@@ -1,5 +1,10 @@
 // FlowReorder<Handle> member definitions (included by flow_reorder.h only).
 #pragma once
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+#include <cstddef>
+
 #include "core/hot_path.h"
 
 namespace nfpark::reframe {
@@ -165,6 +170,23 @@ uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
   static_assert(FlowSlots::kWays == 4);
   const uint32_t base = slots_.set(flow), tag = FlowSlots::tag(flow);
   const FlowSlot* w = &slots_.at(base);
+#if defined(__AVX2__)
+  // The line as two 32-byte halves (ways 0-1, 2-3), all four tags compared at once: a way's tag
+  // is the first 32-bit lane of its four, so its match is mask bit 4 * way.
+  static_assert(sizeof(FlowSlot) == 16 && offsetof(FlowSlot, tag) == 0);
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
+  auto ways = [&](__m256i v) {
+    return (uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(lo, v)))) |
+            uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(hi, v)))) << 8) &
+           0x1111u;
+  };
+  const uint32_t hit = ways(_mm256_set1_epi32(int(tag)));
+  if (hit) [[likely]]
+    return base + uint32_t(std::countr_zero(hit)) / 4;
+  const uint32_t empty = ways(_mm256_setzero_si256());
+  if (empty) return base + uint32_t(std::countr_zero(empty)) / 4;
+#else
   const uint32_t t0 = w[0].tag, t1 = w[1].tag, t2 = w[2].tag, t3 = w[3].tag;
   const uint32_t hit = uint32_t(t0 == tag) | uint32_t(t1 == tag) << 1 | uint32_t(t2 == tag) << 2 |
                        uint32_t(t3 == tag) << 3;
@@ -173,6 +195,7 @@ uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
   const uint32_t empty =
       uint32_t(t0 == 0) | uint32_t(t1 == 0) << 1 | uint32_t(t2 == 0) << 2 | uint32_t(t3 == 0) << 3;
   if (empty) return base + uint32_t(std::countr_zero(empty));
+#endif
   return find_victim(base, now_t);
 }
 
