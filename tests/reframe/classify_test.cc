@@ -219,7 +219,8 @@ TEST(Classify, FastPathEqualsTheGeneralPath) {
     }
   }
   EXPECT_GT(fast, 8000u);  // the fast path's packets were among them
-  EXPECT_GT(took, 8000u);  // and it said so
+  EXPECT_GT(took, 6000u);  // and it said so (not for the DSCP rule's marked packets)
+  EXPECT_LE(took, fast);
 }
 
 }  // namespace
