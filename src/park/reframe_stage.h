@@ -42,11 +42,8 @@ class ReframeStage {
   using Handle = typename B::Handle;
   static constexpr uint16_t kMax = uint16_t(nf::kBurst);
 
-  // What FlowReorder holds per packet: the handle and classify()'s parse of it. 8-aligned: 24
-  // bytes whether the handle is a pointer (an mbuf) or a 32-bit index (the simulator, the
-  // benches), so FlowReorder's nodes are 32 B, two a line, none across two (with a 32-bit
-  // handle they were 28 B, copied field by field).
-  struct alignas(8) Held {
+  // What FlowReorder holds per packet: the handle and classify()'s parse of it.
+  struct Held {
     Handle h;
     CarriedLayout layout;  // ip_version 0: none carried (self-bypassed, or not carriable)
   };
