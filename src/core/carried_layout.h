@@ -44,6 +44,14 @@ struct CarriedLayout {
     ip_end = uint16_t(L.ip_end);
     return true;
   }
+  // keep() for an L known to be kOk, IP, not a fragment, TCP or UDP (reframe::classify()'s fast
+  // path said so): only the IP end is checked.
+  bool keep_ports(const PacketLayout& L) {
+    if (L.ip_end > UINT16_MAX) return false;
+    std::memcpy(static_cast<void*>(this), &L, kImage);
+    ip_end = uint16_t(L.ip_end);
+    return true;
+  }
   // The layout parse_packet gives the same header bytes with `captured` bytes present
   // (captured >= payload_off).
   void restore(uint32_t captured, PacketLayout& L) const {

@@ -71,20 +71,20 @@ class ReframeStage {
     Collect<Out> c{this, &out};
     auto& held = held_;  // members: local arrays would be zeroed (32 entries) every call
     auto& meta = meta_;
+    PacketLayout& L = layout_;      // parse_packet writes all of it: no initialisation per packet
     if (n && reorder_.passing()) {  // self-bypassed (reframe/self_bypass.h): no classify()
       for (uint16_t i = 0; i < n; ++i) held[i] = Held{pkts[i], {}};
       reorder_.pass({held.data(), n}, c);
     } else if (n) {
       for (uint16_t i = 0; i < n; ++i) {
-        PacketLayout L;
         parse_handle<B>(pkts[i], L);
-        meta[i] = reframe::classify(B::data(pkts[i]), L, bypass_);
+        bool fast;
+        meta[i] = reframe::classify(B::data(pkts[i]), L, bypass_, fast);
         held[i].h = pkts[i];
-        if constexpr (kHandles<Out>) {
-          held[i].layout = CarriedLayout{};
-          carry_layout<B>(pkts[i], L);  // the box: carried by the handle, if the engine can
-        } else if (!held[i].layout.keep(L)) [[unlikely]] {  // in-chain: carried to the view
-          held[i].layout = CarriedLayout{};
+        if constexpr (kHandles<Out>) {  // the box: its releases are bare handles (the layout
+          carry_layout<B>(pkts[i], L);  // held is never read): carried by the handle, if it can
+        } else if (fast ? !held[i].layout.keep_ports(L) : !held[i].layout.keep(L)) [[unlikely]] {
+          held[i].layout = CarriedLayout{};  // in-chain: carried to the view, when it can be
         }
       }
       reorder_.push({held.data(), n}, {meta.data(), n}, now, c);
@@ -137,6 +137,7 @@ class ReframeStage {
   Reorder reorder_;
   std::array<Held, kMax> held_;                 // run()'s burst (see there)
   std::array<reframe::PacketMeta, kMax> meta_;  // its classify() results
+  PacketLayout layout_;                         // run()'s parse of one packet
 };
 
 }  // namespace nfpark::park

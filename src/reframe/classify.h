@@ -10,6 +10,7 @@
 // gives the same PacketMeta for every input (tests/reframe/classify_test.cc compares the two on
 // random and mutated packets under every kind of rule).
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -33,8 +34,11 @@ struct BypassRules {
 PacketMeta classify_general(const uint8_t* pkt, const PacketLayout& layout,
                             const BypassRules& rules);
 
+// `fast` is set when the fast path decided: the packet is then parsed kOk, IPv4, not a
+// fragment, TCP or UDP (what CarriedLayout::keep() checks, but the IP end); else cleared.
 [[gnu::always_inline]] inline PacketMeta classify(const uint8_t* pkt, const PacketLayout& L,
-                                                  const BypassRules& rules) {
+                                                  const BypassRules& rules, bool& fast) {
+  fast = false;
   const bool tcp = L.l4_proto == proto::kTcp;
   if (!L.ok() || L.ip_version != 4 || L.fragment || L.l4_off == 0 ||
       !(tcp || L.l4_proto == proto::kUdp) || rules.match) [[unlikely]]
@@ -43,11 +47,21 @@ PacketMeta classify_general(const uint8_t* pkt, const PacketLayout& layout,
   if (rules.dscp_mask && ((rules.dscp_mask >> (ip[1] >> 2)) & 1)) [[unlikely]]
     return classify_general(pkt, L, rules);
   PacketMeta m;
-  uint32_t s, d;
-  std::memcpy(&s, ip + 12, 4);
-  std::memcpy(&d, ip + 16, 4);
   const uint8_t* l4 = pkt + L.l4_off;
-  m.flow = FlowKeyHash64::v4(s, d, load_be16(l4), load_be16(l4 + 2), L.l4_proto);
+  // The addresses in one load (source first in memory: the low half on a little-endian host),
+  // the ports in one.
+  uint32_t s, d;
+  if constexpr (std::endian::native == std::endian::little) {
+    uint64_t a;
+    std::memcpy(&a, ip + 12, 8);
+    s = uint32_t(a);
+    d = uint32_t(a >> 32);
+  } else {
+    std::memcpy(&s, ip + 12, 4);
+    std::memcpy(&d, ip + 16, 4);
+  }
+  const uint32_t ports = load_be32(l4);
+  m.flow = FlowKeyHash64::v4(s, d, uint16_t(ports >> 16), uint16_t(ports), L.l4_proto);
   m.flow += m.flow == 0;
   if (tcp) {
     constexpr uint8_t kSyn = 0x02, kAck = 0x10;
@@ -60,7 +74,13 @@ PacketMeta classify_general(const uint8_t* pkt, const PacketLayout& layout,
       m.ack = load_be32(l4 + 8);
     }
   }
+  fast = true;
   return m;
+}
+[[gnu::always_inline]] inline PacketMeta classify(const uint8_t* pkt, const PacketLayout& L,
+                                                  const BypassRules& rules) {
+  bool fast;
+  return classify(pkt, L, rules, fast);
 }
 
 }  // namespace nfpark::reframe

@@ -20,7 +20,8 @@
 //           (reframe_bench, thread CPU time, shared 2-core VM, 2026-11-24): ~21 ns/pkt at 1k
 //           flows, ~25 at 1M (one DRAM line per packet, prefetched 16 packets ahead; the batch
 //           ring's line too); see docs/reframer.md §7. Call prefault() at set-up. Counters are
-//           added once per round (rx, runs_in) and per batch (tx, runs_out), not per packet.
+//           added once per round (rx, runs_in, held) and per batch (tx, runs_out), not per
+//           packet.
 // Refs:     Ghasemirahni et al., "Packet Order Matters!", NSDI'22; FastClick SFMaker.
 //           See also: classify(), Stage, Sharded, docs/reframer.md.
 //
@@ -151,7 +152,9 @@ class FlowReorder {
                                                  uint64_t flow, Out& out);
   [[gnu::always_inline]] inline void append(Batch& b, Handle h, const PacketMeta& m, Nanos now);
   [[gnu::always_inline]] inline void make_ready(Batch& b, uint64_t& reason, Nanos now);
-  void ready_now(Batch& b) { ready_.push_back({b.key, b.seq}); }
+  // ready_ holds at most one entry per ring position (each names a distinct live batch): sized
+  // once, filled by index (a push_back was an out-of-line call per batch).
+  void ready_now(Batch& b) { ready_[ready_n_++] = {b.key, b.seq}; }
   int64_t key_for(uint32_t slot, Nanos now);
   void expire(Nanos now);
   bool force_oldest(Nanos now);
@@ -179,7 +182,8 @@ class FlowReorder {
   std::vector<uint32_t> acks_;  // its ACK number, by node index (empty without coalesce_acks)
   uint32_t free_head_ = kNone;
   uint32_t held_pkts_ = 0, held_flows_ = 0, flows_now_ = 0;
-  std::vector<ReadyRef> ready_;
+  std::vector<ReadyRef> ready_;  // [0, ready_n_): batches ready in this round
+  uint32_t ready_n_ = 0;
   std::vector<uint32_t> scratch_;  // pure-ACK nodes of one batch
   uint64_t last_in_flow_ = 0, last_out_flow_ = 0;
   bool any_in_ = false, any_out_ = false;  // a packet was pushed / emitted (not passed) yet

@@ -1,5 +1,10 @@
 // FlowReorder<Handle> member definitions (included by flow_reorder.h only).
 #pragma once
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+#include <cstddef>
+
 #include "core/hot_path.h"
 
 namespace nfpark::reframe {
@@ -20,7 +25,7 @@ FlowReorder<Handle>::FlowReorder(const ReorderConfig& cfg)
   if (cfg.coalesce_acks) acks_.resize(pool);
   for (uint32_t i = 0; i < pool; ++i) nodes_[i].next = i + 1 < pool ? i + 1 : kNone;
   free_head_ = 0;
-  ready_.reserve(ring_.capacity());
+  ready_.resize(ring_.capacity());
   scratch_.reserve(pool);
 }
 
@@ -34,13 +39,15 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
       pass(pkts.subspan(base, end - base), out);
       continue;
     }
-    if (prefetch_) {  // scalar path: the same loop without these two prefetch lines
+    const bool pf = prefetch_;  // a local: the loop's stores would make it a load a packet
+    if (pf) {                   // scalar path: the same loop without these two prefetch lines
       // Issued before expire(), whose ring walk (batches due, in cache) hides part of the wait.
       for (size_t i = base; i < std::min(end, base + kPrefetchAhead); ++i)
         slots_.prefetch(meta[i].flow);
     }
     expire(now);
-    // Input runs are counted here, per chunk, not in on_packet (rx and the monitor once a round).
+    // Input runs are counted here, per chunk, not in on_packet (rx and the monitor once a round;
+    // counted in the loop below they cost as much: one more value live across on_packet).
     uint64_t runs = !any_in_ || meta[base].flow != last_in_flow_;
     for (size_t i = base + 1; i < end; ++i) runs += meta[i].flow != meta[i - 1].flow;
     any_in_ = true;
@@ -48,8 +55,10 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
     stats_.rx += end - base;
     stats_.runs_in += runs;
     monitor_.on_in(end - base, runs);
+    // Every packet is either held or bypassed (on_packet counts the bypassed): held per round.
+    const uint64_t bypassed_before = stats_.bypassed;
     for (size_t i = base; i < end; ++i) {
-      if (prefetch_ && i + kPrefetchAhead < end) slots_.prefetch(meta[i + kPrefetchAhead].flow);
+      if (pf && i + kPrefetchAhead < end) slots_.prefetch(meta[i + kPrefetchAhead].flow);
       if (meta[i].barrier()) [[unlikely]] {  // everything before it goes out first, then it alone
         flush_everything(now, stats_.flush_barrier);
         emit_ready(out);
@@ -59,6 +68,7 @@ void FlowReorder<Handle>::push(std::span<const Handle> pkts, std::span<const Pac
       }
       on_packet(pkts[i], meta[i], now, out);
     }
+    stats_.held += (end - base) - (stats_.bypassed - bypassed_before);
     expire(now);  // t_buff == 0: flush what this round buffered
     emit_ready(out);
     const bool bypass = monitor_.judge();
@@ -160,6 +170,23 @@ uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
   static_assert(FlowSlots::kWays == 4);
   const uint32_t base = slots_.set(flow), tag = FlowSlots::tag(flow);
   const FlowSlot* w = &slots_.at(base);
+#if defined(__AVX2__)
+  // The line as two 32-byte halves (ways 0-1, 2-3), all four tags compared at once: a way's tag
+  // is the first 32-bit lane of its four, so its match is mask bit 4 * way.
+  static_assert(sizeof(FlowSlot) == 16 && offsetof(FlowSlot, tag) == 0);
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
+  auto ways = [&](__m256i v) {
+    return (uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(lo, v)))) |
+            uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(hi, v)))) << 8) &
+           0x1111u;
+  };
+  const uint32_t hit = ways(_mm256_set1_epi32(int(tag)));
+  if (hit) [[likely]]
+    return base + uint32_t(std::countr_zero(hit)) / 4;
+  const uint32_t empty = ways(_mm256_setzero_si256());
+  if (empty) return base + uint32_t(std::countr_zero(empty)) / 4;
+#else
   const uint32_t t0 = w[0].tag, t1 = w[1].tag, t2 = w[2].tag, t3 = w[3].tag;
   const uint32_t hit = uint32_t(t0 == tag) | uint32_t(t1 == tag) << 1 | uint32_t(t2 == tag) << 2 |
                        uint32_t(t3 == tag) << 3;
@@ -168,6 +195,7 @@ uint32_t FlowReorder<Handle>::find_slot(uint64_t flow, uint32_t now_t) {
   const uint32_t empty =
       uint32_t(t0 == 0) | uint32_t(t1 == 0) << 1 | uint32_t(t2 == 0) << 2 | uint32_t(t3 == 0) << 3;
   if (empty) return base + uint32_t(std::countr_zero(empty));
+#endif
   return find_victim(base, now_t);
 }
 
@@ -255,7 +283,6 @@ void FlowReorder<Handle>::on_packet(Handle h, const PacketMeta& m, Nanos now, Ou
   append(*b, h, m, now);
   if (cfg_.priority == Priority::kShortestFlow) b->key = e.seen();
   ++held_pkts_;
-  ++stats_.held;
   if (b->count >= cfg_.max_burst) make_ready(*b, stats_.flush_full, now);
 }
 
@@ -341,9 +368,9 @@ bool FlowReorder<Handle>::coalesce(const Batch& b) {
 template <class Handle>
 template <class Out>
 void FlowReorder<Handle>::emit_ready(Out& out) {
-  if (ready_.empty()) return;
+  if (ready_n_ == 0) return;
   if (cfg_.priority != Priority::kReady) {  // stable insertion sort: ties keep readiness order
-    for (size_t i = 1; i < ready_.size(); ++i) {
+    for (size_t i = 1; i < ready_n_; ++i) {
       const ReadyRef r = ready_[i];
       size_t j = i;
       for (; j > 0 && ready_[j - 1].key > r.key; --j) ready_[j] = ready_[j - 1];
@@ -355,8 +382,8 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
   // a run of their own for the emitter (nothing says two of them belong together), though the
   // SLF count (runs_out) takes consecutive ones as one run, as before.
   uint64_t tx = 0, runs = 0;
-  for (const ReadyRef& r : ready_) {
-    Batch& b = ring_.at(r.seq);
+  for (uint32_t k = 0; k < ready_n_; ++k) {
+    Batch& b = ring_.at(ready_[k].seq);
     const bool marked = cfg_.coalesce_acks && b.has_ack && b.slot != kNone && coalesce(b);
     bool new_run = !any_out_ || b.flow != last_out_flow_;
     bool run_start = new_run || b.flow == 0;
@@ -396,7 +423,7 @@ void FlowReorder<Handle>::emit_ready(Out& out) {
   stats_.tx += tx;
   stats_.runs_out += runs;
   monitor_.on_out(tx, runs);
-  ready_.clear();
+  ready_n_ = 0;
 }
 
 }  // namespace nfpark::reframe

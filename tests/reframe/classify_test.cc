@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
+#include "core/carried_layout.h"
 #include "core/flow_key.h"
 #include "core/packet_builder.h"
 
@@ -174,7 +176,7 @@ TEST(Classify, FastPathEqualsTheGeneralPath) {
   };
   const BypassRules* rules[] = {nullptr, &no_syn, &dscp, &match};
   const BypassRules plain;
-  uint64_t fast = 0;
+  uint64_t fast = 0, took = 0;
   for (int i = 0; i < 20000; ++i) {
     PacketBuilder b;
     random_l3(b, rng, 8, 6, 6);
@@ -203,13 +205,22 @@ TEST(Classify, FastPathEqualsTheGeneralPath) {
     const uint32_t len = rng() % 8 == 0 ? uint32_t(rng() % p.size()) : uint32_t(p.size());
     const PacketLayout L = parse_packet(p.data(), len);
     const BypassRules& r = rules[i % 4] ? *rules[i % 4] : plain;
-    const PacketMeta a = classify(p.data(), L, r), g = classify_general(p.data(), L, r);
+    bool took_fast = false;
+    const PacketMeta a = classify(p.data(), L, r, took_fast), g = classify_general(p.data(), L, r);
     ASSERT_EQ(a.flow, g.flow) << "packet " << i;
     ASSERT_EQ(a.flags, g.flags) << "packet " << i;
     ASSERT_EQ(a.ack, g.ack) << "packet " << i;
     fast += L.ok() && L.ip_version == 4 && !L.fragment && L.has_ports() && !r.match;
+    if (took_fast) {  // ReframeStage then keeps the parse with keep_ports(): keep()'s result
+      CarriedLayout k, want;
+      ASSERT_EQ(k.keep_ports(L), want.keep(L)) << "packet " << i;
+      ASSERT_EQ(std::memcmp(&k, &want, sizeof k), 0) << "packet " << i;
+      ++took;
+    }
   }
   EXPECT_GT(fast, 8000u);  // the fast path's packets were among them
+  EXPECT_GT(took, 6000u);  // and it said so (not for the DSCP rule's marked packets)
+  EXPECT_LE(took, fast);
 }
 
 }  // namespace
