@@ -195,7 +195,7 @@ class QueueMem {
     const uint32_t at = L.payload_off;
     const uint32_t avail = B::head_len(pkt) > at ? B::head_len(pkt) - at : 0;
     ParkTag tag;
-    if (codec_.decode(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
+    if (codec_.decode_nfpark(d + at, avail, tag) != TagError::kNone) return drop(pkt, ctr_.bad_tag);
     if (cfg_.port_per_server && tag.slice != nf_link) return drop(pkt, ctr_.wrong_port);
     if (!tag.parked) {
       if (tag.drop) return drop(pkt, ctr_.drop_explicit_whole);

@@ -87,23 +87,8 @@ void TagCodec::encode_payloadpark(const ParkTag& t, uint8_t* o) const {
 
 TagError TagCodec::decode(const uint8_t* in, uint32_t avail, ParkTag& t, uint8_t slice) const {
   if (avail < size()) return TagError::kShort;
+  if (format_ == TagFormat::kNfpark) return decode_nfpark(in, avail, t);
   t = ParkTag{};
-  if (format_ == TagFormat::kNfpark) {
-    uint64_t c;
-    std::memcpy(&c, in + 16, 8);
-    if (!peek(in, t)) {
-      t = ParkTag{};
-      return (in[0] != kMagic || (in[1] >> 4) != kVersion) ? TagError::kMagic : TagError::kCheck;
-    }
-    uint64_t w0, w1;
-    std::memcpy(&w0, in, 8);
-    std::memcpy(&w1, in + 8, 8);
-    if (__builtin_bswap64(c) != check(w0, w1)) {
-      t = ParkTag{};
-      return TagError::kCheck;
-    }
-    return TagError::kNone;
-  }
   return decode_payloadpark(in, t, slice);
 }
 
