@@ -93,7 +93,10 @@ bool TraceReader::open(const std::string& path) {
     format_ = u32(map_) == kMagicNs ? TraceFormat::kPcapNano : TraceFormat::kPcapMicro;
     if (size_ < 24)
       return fail("pcap file header truncated (" + std::to_string(size_) + " of 24 bytes)"), false;
-    link_ = u32(map_ + 20) & 0x0FFFFFFF;
+    // The field's low 16 bits are the link type; the high 16 carry an FCS length and its
+    // "present" flag (bit 26), which libpcap's LT_LINKTYPE() masks off too: tcpdump's
+    // bootp_asan.pcap is Ethernet written as 0x04000001. The frames keep their FCS bytes.
+    link_ = u32(map_ + 20) & 0xFFFF;
     if (!link_supported(link_)) return fail(link_refusal(link_)), false;
     pos_ = 24;
     return true;

@@ -259,7 +259,8 @@ def pcapng_of(dst: Path, sources: Sequence[Path], gap_ns: int | None = None) -> 
     end_ns = 0
     for i, src in enumerate(sources):
         link, frames = read_pcap_any(src)
-        out += block(1, struct.pack("<HHI", link, 0, 262144))  # microsecond resolution
+        # microsecond resolution; the link type without the FCS bits of a pcap's field
+        out += block(1, struct.pack("<HHI", link & 0xFFFF, 0, 262144))
         shift = 0 if gap_ns is None or not frames else end_ns + gap_ns - frames[0].ts_ns
         for f in frames:
             end_ns = max(end_ns, f.ts_ns + shift)
