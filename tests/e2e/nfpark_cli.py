@@ -22,7 +22,9 @@ DATA = REPO / "tests" / "data"  # captures the tests own (tests/data/README.md)
 SHARED_TRACES = DATA  # its former name, kept for older tests
 REAL_TRACES = ("tcpreplay_test.pcap", "slips_test7-malicious.pcap")
 # Every capture in tests/data (Ethernet, Linux cooked, BSD loopback, raw IP; see its README).
-DATA_TRACES = tuple(sorted(p.name for p in DATA.glob("*.pcap")))
+# ipv6-rthdr-oobr.pcap is left out: one 59 B record of 262,158 B on the wire, run padded by
+# test_frames.py (the matrix checks the largest wire length, the edge trace's 65,589 B).
+DATA_TRACES = tuple(sorted(p.name for p in DATA.glob("*.pcap") if p.name != "ipv6-rthdr-oobr.pcap"))
 # The captures of other link types, converted to Ethernet on read.
 OTHER_LINK_TRACES = ("mptcp-v1.pcap", "dns-badcookie.pcap", "bgp-addpath.pcap", "babel_rtt.pcap")
 

@@ -59,6 +59,26 @@ def test_truncated_capture_keeps_wire_lengths_or_is_padded(lab: Lab, tmp_path: P
     assert p.returncode == 0 and p.stdout == "", p.stdout
 
 
+def test_headers_longer_than_a_header_segment_go_whole(tmp_path: Path) -> None:
+    """tcpdump's ipv6-rthdr-oobr.pcap padded: raw IPv6 with a 392 B routing header, L2-L4 446 B
+    of a 262,144 B frame. nicmem and split cut it past their 256 B header buffer and crashed;
+    it now goes as one segment, as baseline sends it. (Its record's microseconds, 808464432,
+    are refused as corrupt: the test zeroes them.)"""
+    raw = bytearray((cli.DATA / "ipv6-rthdr-oobr.pcap").read_bytes())
+    assert struct.unpack_from("<II", raw, 0) == (0xA1B2C3D4, 0x00040002)
+    struct.pack_into("<I", raw, 24 + 4, 0)
+    trace = tmp_path / "ipv6-rthdr.pcap"
+    trace.write_bytes(bytes(raw))
+    base = tmp_path / "baseline.pcap"
+    cli.assert_accounting(cli.run(trace, base, "baseline", CHAIN, "--pad"))
+    for mode in ("nicmem", "split"):
+        out = tmp_path / f"{mode}.pcap"
+        res = cli.run(trace, out, mode, CHAIN, "--pad")
+        cli.assert_accounting(res)
+        assert res["packets_out"] == 1, res
+        cli.assert_same_pcap(base, out)
+
+
 def test_an_unsupported_link_type_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "wifi.pcap"
     bad.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 127))
