@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "dp/mbuf_ops.h"
+#include "dp/pools.h"
 #include "dp/port.h"
 #include "park/emitter.h"
 #include "park/host_boundary.h"
@@ -231,9 +232,15 @@ class NicSplitMode final : public SwitchMode {
   // A header segment from the header pool holding m's first `hdr` bytes, chained to m with those
   // bytes removed. The payload is not moved.
   rte_mbuf* split_head(rte_mbuf* m, uint32_t hdr) {
+    static_assert(kHeaderRoom - RTE_PKTMBUF_HEADROOM >= park::kMaxHeaderSegment);
     rte_mbuf* h = rte_pktmbuf_alloc(MbufOps::pools.headers);
     if (!h) return nullptr;
-    std::memcpy(rte_pktmbuf_append(h, uint16_t(hdr)), rte_pktmbuf_mtod(m, uint8_t*), hdr);
+    uint8_t* to = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(h, uint16_t(hdr)));
+    if (!to) {  // longer than a header buffer (NicSplit cuts at most kMaxHeaderSegment)
+      rte_pktmbuf_free(h);
+      return nullptr;
+    }
+    std::memcpy(to, rte_pktmbuf_mtod(m, uint8_t*), hdr);
     MbufMeta::copy(h, m);
     h->port = m->port;
     rte_pktmbuf_adj(m, uint16_t(hdr));

@@ -7,7 +7,9 @@
 //           NicMemory — the NIC-memory pool's capacity for an engine without a mempool: a
 //           payload lands there while it has room, in host memory otherwise.
 // Config:   mode (kNicmem | kSplit), header_segment (bytes, default 64: [nicmem] header_segment;
-//           the cut is max(header_segment, L2-L4 headers), never past the first segment),
+//           the cut is max(header_segment, L2-L4 headers), never past the first segment nor
+//           kMaxHeaderSegment: a frame whose L2-L4 headers are longer — IPv6 extension headers
+//           may reach kilobytes — goes as one segment, so the NF still reads all of them),
 //           NicMemory slots ([nicmem] pool, 4096 B buffers in the dataplane).
 // Counters: host_boundary.* (park/host_boundary.h: rx/tx packets, data and descriptor bytes,
 //           kept bytes, nicmem_fallbacks, nf_touched: what the chain reads, set_reads()),
@@ -27,6 +29,10 @@
 #include "park/host_boundary.h"
 
 namespace nfpark::park {
+
+// The most a header segment holds: the data room of the dataplane's header buffers (its header
+// mbufs, src/dp/pools.h) and [nicmem] header_segment's maximum.
+inline constexpr uint32_t kMaxHeaderSegment = 256;
 
 // L2-L4 header bytes of a frame whose first `len` bytes are at `d` (the payload offset; the
 // first 64 bytes when it does not parse). What the NF chain reads.
@@ -48,12 +54,13 @@ class NicSplit {
   HostMode mode() const { return hb_.mode(); }
 
   // Where to cut `h` (one segment): max(header_segment, L2-L4), at most its first segment; 0
-  // when nothing would be left for the payload segment.
+  // when nothing would be left for the payload segment, or the headers do not fit a header
+  // segment (kMaxHeaderSegment).
   uint32_t cut_at(Handle h) const {
     const uint32_t head = B::head_len(h);
     uint32_t hdr = std::max(hdr_bytes_, l4_header_len(B::data(h), head));
     hdr = std::min(hdr, head);
-    return hdr < B::pkt_len(h) ? hdr : 0;
+    return hdr < B::pkt_len(h) && hdr <= kMaxHeaderSegment ? hdr : 0;
   }
 
   // A frame on its way to the NF server. `in_nic`: its buffer is NIC memory. `split(h, hdr)`

@@ -99,7 +99,10 @@ bool TraceReader::open(const std::string& path) {
       return fail("pcap version " + std::to_string(major) + "." + std::to_string(minor) +
                   " is not supported (nfpark reads 2.3 and 2.4)"),
              false;
-    link_ = u32(map_ + 20) & 0xFFFF;  // the upper 16 bits: FCS length and flags (as libpcap)
+    // The field's low 16 bits are the link type; the high 16 carry an FCS length and its
+    // "present" flag (bit 26), which libpcap's LT_LINKTYPE() masks off too: tcpdump's
+    // bootp_asan.pcap is Ethernet written as 0x04000001. The frames keep their FCS bytes.
+    link_ = u32(map_ + 20) & 0xFFFF;
     if (!link_supported(link_)) return fail(link_refusal(link_)), false;
     pos_ = 24;
     return true;

@@ -22,7 +22,9 @@ DATA = REPO / "tests" / "data"  # captures the tests own (tests/data/README.md)
 SHARED_TRACES = DATA  # its former name, kept for older tests
 REAL_TRACES = ("tcpreplay_test.pcap", "slips_test7-malicious.pcap")
 # Every capture in tests/data (Ethernet, Linux cooked, BSD loopback, raw IP; see its README).
-DATA_TRACES = tuple(sorted(p.name for p in DATA.glob("*.pcap")))
+# ipv6-rthdr-oobr.pcap is left out: one 59 B record of 262,158 B on the wire, run padded by
+# test_frames.py (the matrix checks the largest wire length, the edge trace's 65,589 B).
+DATA_TRACES = tuple(sorted(p.name for p in DATA.glob("*.pcap") if p.name != "ipv6-rthdr-oobr.pcap"))
 # The captures of other link types, converted to Ethernet on read.
 OTHER_LINK_TRACES = ("mptcp-v1.pcap", "dns-badcookie.pcap", "bgp-addpath.pcap", "babel_rtt.pcap")
 
@@ -259,7 +261,8 @@ def pcapng_of(dst: Path, sources: Sequence[Path], gap_ns: int | None = None) -> 
     end_ns = 0
     for i, src in enumerate(sources):
         link, frames = read_pcap_any(src)
-        out += block(1, struct.pack("<HHI", link, 0, 262144))  # microsecond resolution
+        # microsecond resolution; the link type without the FCS bits of a pcap's field
+        out += block(1, struct.pack("<HHI", link & 0xFFFF, 0, 262144))
         shift = 0 if gap_ns is None or not frames else end_ns + gap_ns - frames[0].ts_ns
         for f in frames:
             end_ns = max(end_ns, f.ts_ns + shift)

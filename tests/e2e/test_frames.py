@@ -59,6 +59,46 @@ def test_truncated_capture_keeps_wire_lengths_or_is_padded(lab: Lab, tmp_path: P
     assert p.returncode == 0 and p.stdout == "", p.stdout
 
 
+def _ipv6_dest_opts_frame(ext_bytes: int, payload: int) -> bytes:
+    """Ethernet + IPv6 + destination options of `ext_bytes` (PadN) + UDP with `payload` bytes."""
+    ext = bytearray(ext_bytes)
+    ext[0], ext[1] = 17, ext_bytes // 8 - 1
+    pad, at = ext_bytes - 2, 2
+    while pad:  # PadN options of at most 257 B each
+        n = min(pad, 257)
+        ext[at], ext[at + 1] = 1, n - 2
+        at, pad = at + n, pad - n
+    udp = struct.pack("!HHHH", 1000, 2000, 8 + payload, 0) + b"x" * payload
+    ip = struct.pack("!IHBB", 0x60000000, ext_bytes + len(udp), 60, 64) + \
+        bytes(15) + b"\x01" + bytes(15) + b"\x02"
+    return bytes(5) + b"\x02" + bytes(5) + b"\x01" + b"\x86\xdd" + ip + bytes(ext) + udp
+
+
+def test_headers_longer_than_a_header_segment_go_whole(tmp_path: Path) -> None:
+    """IPv6 frames whose L2-L4 headers exceed nicmem's and split's 256 B header segment: a
+    566 B frame with 304 B of destination options, and tcpdump's ipv6-rthdr-oobr.pcap padded
+    (raw IPv6, a 392 B routing header, L2-L4 446 B of 262,144 B). nicmem and split cut them past
+    their header buffer and crashed; they now go as one segment, as baseline sends them.
+    (The capture's microseconds, 808464432, are refused as corrupt: the test zeroes them.)"""
+    raw = bytearray((cli.DATA / "ipv6-rthdr-oobr.pcap").read_bytes())
+    assert struct.unpack_from("<II", raw, 0) == (0xA1B2C3D4, 0x00040002)
+    struct.pack_into("<I", raw, 24 + 4, 0)
+    rthdr = tmp_path / "ipv6-rthdr.pcap"
+    rthdr.write_bytes(bytes(raw))
+    opts = tmp_path / "dest-opts.pcap"
+    frame = _ipv6_dest_opts_frame(304, 200)
+    cli.write_pcap(opts, [cli.Frame(10**9, frame, len(frame))])
+    for trace, extra in ((opts, ()), (rthdr, ("--pad",))):
+        base = tmp_path / "baseline.pcap"
+        cli.assert_accounting(cli.run(trace, base, "baseline", CHAIN, *extra))
+        for mode in ("nicmem", "split"):
+            out = tmp_path / f"{mode}.pcap"
+            res = cli.run(trace, out, mode, CHAIN, *extra)
+            cli.assert_accounting(res)
+            assert res["packets_out"] == 1, res
+            cli.assert_same_pcap(base, out)
+
+
 def test_an_unsupported_link_type_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "wifi.pcap"
     bad.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 127))

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "core/bytes.h"
 #include "core/packet_builder.h"
 #include "vec_buffer.h"
 
@@ -52,6 +53,33 @@ TEST(NicSplit, CutsAtTheHeaderSegmentOrTheL4HeadersWhicheverIsLonger) {
   NicSplit<VecBuffer> big(HostMode::kSplit, 4000);
   EXPECT_EQ(big.cut_at(a), 0u) << "never past the frame";
   for (VecPkt* p : {a, b, c}) VecBuffer::free(p);
+}
+
+// tcpdump's ipv6-rthdr-oobr.pcap, padded (`nfpark run --pad`): a routing header of 392 B put
+// L2-L4 at 446 B; the cut ran past the dataplane's 256 B header buffer (a null append, then a
+// segfault in nicmem and split). Headers longer than a header segment go as one segment.
+TEST(NicSplit, HeadersLongerThanAHeaderSegmentGoWhole) {
+  auto frame = [](uint32_t ext_bytes) {
+    std::vector<uint8_t> b =
+        PacketBuilder().ipv6("fd00::1", "fd00::2").udp(1, 2).payload_size(1000).build();
+    std::vector<uint8_t> ext(ext_bytes, 0);  // destination options: UDP next, PadN to the end
+    ext[0] = 17, ext[1] = uint8_t(ext_bytes / 8 - 1), ext[2] = 1, ext[3] = uint8_t(ext_bytes - 4);
+    b.insert(b.begin() + 54, ext.begin(), ext.end());
+    b[20] = 60;  // IPv6 next header: destination options
+    store_be16(b.data() + 18, uint16_t(load_be16(b.data() + 18) + ext_bytes));
+    return VecBuffer::make(b);
+  };
+  NicSplit<VecBuffer> ns(HostMode::kNicmem, 64);
+  VecPkt* fits = frame(192);  // L2-L4 = 14 + 40 + 192 + 8 = 254 B
+  EXPECT_EQ(ns.cut_at(fits), 254u);
+  VecPkt* longer = frame(200);  // 262 B
+  EXPECT_EQ(l4_header_len(longer->bytes.data(), uint32_t(longer->bytes.size())), 262u);
+  EXPECT_GT(262u, kMaxHeaderSegment);
+  EXPECT_EQ(ns.cut_at(longer), 0u) << "the NF must read every header: not cut";
+  FakeSplit split;
+  EXPECT_EQ(ns.to_nf(longer, false, split), longer);
+  EXPECT_TRUE(split.cuts.empty());
+  for (VecPkt* p : {fits, longer}) VecBuffer::free(p);
 }
 
 TEST(NicSplit, NicmemKeepsPayloadsInNicMemoryAndCountsFallbacks) {

@@ -232,6 +232,35 @@ TEST(LinkLayer, UnsupportedLinkTypesAreRefusedWithTheFix) {
   std::remove(f.c_str());
 }
 
+// The link-type field's high 16 bits say whether and how long an FCS the frames carry (the F bit
+// 26, the length in bits 28-31); the type is its low 16 bits, as libpcap reads it.
+TEST(LinkLayer, FcsBitsOfTheLinkTypeFieldAreNotPartOfTheType) {
+  for (uint32_t field : {0x04000001u, 0x34000001u, 0x30000001u}) {
+    const std::string f = tmp("fcs.pcap");
+    write_pcap(f, field, {{udp4(), 0}});
+    Read r = read_all(f);
+    EXPECT_EQ(r.error, "") << std::hex << field;
+    ASSERT_EQ(r.frames.size(), 1u) << std::hex << field;
+    EXPECT_EQ(r.frames[0], udp4());
+    std::remove(f.c_str());
+  }
+  // tcpdump's bootp_asan.pcap: Ethernet, written as 0x04000001 (tests/data/README.md).
+  TraceReader rd;
+  ASSERT_TRUE(rd.open(NFPARK_TEST_DATA "/bootp_asan.pcap")) << rd.error();
+  EXPECT_EQ(rd.link_type(), linktype::kEthernet);
+  Read real = read_all(NFPARK_TEST_DATA "/bootp_asan.pcap");
+  EXPECT_EQ(real.error, "");
+  ASSERT_EQ(real.frames.size(), 1u);
+  EXPECT_EQ(real.frames[0].size(), 90u);
+  EXPECT_EQ(real.wire[0], 65570u);
+  // A refused type is named by its low 16 bits.
+  const std::string f = tmp("fcs-wifi.pcap");
+  write_pcap(f, 0x0400007f, {{udp4(), 0}});
+  EXPECT_NE(read_all(f).error.find("IEEE802_11_RADIOTAP (Wi-Fi) (127) is not supported"),
+            std::string::npos);
+  std::remove(f.c_str());
+}
+
 TEST(LinkLayer, PcapngInterfaceOfAnotherLinkType) {
   // SHB, an IDB of LINUX_SLL, one EPB.
   const auto rec = sll(0x0800, ip_of(udp4()));
