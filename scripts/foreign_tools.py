@@ -40,7 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from nfpark.repro import pcapids  # noqa: E402
+from nfpark.repro import pcapids
 
 TOOLS = ("stats", "reorder", "pad", "sim-trace", "sim-rate", "equiv", "py")
 
@@ -178,7 +178,7 @@ class Sweep:
                     o, stats = self.stats(path, ref)
                 else:
                     o = getattr(self, tool.replace("-", "_"))(path, ref, stats, d)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 (the sweep records any failure and goes on)
                 o = Outcome("FAIL", f"sweep: {type(e).__name__}: {e}")
             if o.verdict == "error" and (why := expected_refusal(ref, o.detail)):
                 o = Outcome("FAIL", f"{why}: {o.detail}")
