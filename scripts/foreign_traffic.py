@@ -48,16 +48,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CHAINS = ("nat,counter", "firewall,nat,lb", "router,nat,firewall,counter")
 OPEN_CHAIN = "router,nat,firewall,counter"
-BASE_SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "baseline": ("baseline", ()),
-    "payloadpark": ("payloadpark", ()),
-    "payloadpark-352": ("payloadpark", ("--park-bytes", "352")),
-    "payloadpark-all": ("payloadpark", ("--park-bytes", "all")),
-    "queuemem": ("queuemem", ()),
-    "nfslicer": ("nfslicer", ()),
-    "nicmem": ("nicmem", ()),
-    "split": ("split", ()),
-}
+# The modes as the e2e tests name and run them (tests/e2e/nfpark_cli.py: one list for both).
+sys.path.insert(0, str(REPO))
+from tests.e2e.nfpark_cli import MODE_SPECS
+
+BASE_SPECS: dict[str, tuple[str, tuple[str, ...]]] = dict(MODE_SPECS)
 # A variant's runs are compared with baseline in the same variant (`baseline+V`); with Reframer
 # and workers, flows keep their order but not the whole run (docs/run.md).
 VARIANTS: dict[str, tuple[str, ...]] = {
