@@ -65,22 +65,26 @@ size_t Lpm6::slot(uint32_t e, uint32_t v) const {
 
 // Run j sits in lane 16 - k + j (one byte) or 8 - k + j (two bytes); its entry in word 16 - k + j
 // either way. Lanes before run 0 are padding: 0, as run 0's start.
+namespace {
+// The runs of a node whose first 16 bytes are lanes of type Lane (uint8_t: one key byte,
+// uint16_t: two): k = lanes + 1 - zero lanes (run 0 starts at 0, the padding before it is 0).
+template <typename Lane, typename Runs>
+void decode_lanes(const uint32_t* n, Runs& r) {
+  constexpr int kLanes = 16 / sizeof(Lane);
+  Lane l[kLanes];
+  std::memcpy(l, n, 16);
+  int zeros = 0;
+  for (Lane x : l) zeros += x == 0;
+  r.k = kLanes + 1 - zeros;
+  for (int j = 0; j < r.k; ++j) r.start[j] = l[kLanes - r.k + j], r.e[j] = n[16 - r.k + j];
+}
+}  // namespace
+
 void Lpm6::decode(uint32_t e, Runs& r) {
-  const uint32_t* n = node(e);
   if (wide(e)) {
-    uint16_t l[8];
-    std::memcpy(l, n, 16);
-    int zeros = 0;
-    for (uint16_t x : l) zeros += x == 0;
-    r.k = 9 - zeros;
-    for (int j = 0; j < r.k; ++j) r.start[j] = l[8 - r.k + j], r.e[j] = n[16 - r.k + j];
+    decode_lanes<uint16_t>(node(e), r);
   } else {
-    uint8_t l[16];
-    std::memcpy(l, n, 16);
-    int zeros = 0;
-    for (uint8_t x : l) zeros += x == 0;
-    r.k = 17 - zeros;
-    for (int j = 0; j < r.k; ++j) r.start[j] = l[16 - r.k + j], r.e[j] = n[16 - r.k + j];
+    decode_lanes<uint8_t>(node(e), r);
   }
 }
 

@@ -193,17 +193,31 @@ TEST(SyntheticFrames, FullBytesFramesAreValid) {
   }
 }
 
-TEST(TrafficSource, OffersItsPatternsLoad) {
+// Two 100 Gbps ports: what arrives on port 0 leaves on port 1, into a recording peer.
+struct Forwarding {
   Engine e;
   PacketPool pool;
-  SwitchConfig c;
-  c.port_gbps = {100, 100};
   testing::LambdaProgram prog;
-  prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, 1, 0); };
-  Switch sw(e, c);
-  sw.set_program(&prog);
+  Switch sw{e, config()};
   testing::RecordingPeer out;
-  sw.connect(1, &out, 1);
+  Forwarding() {
+    prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, 1, 0); };
+    sw.set_program(&prog);
+    sw.connect(1, &out, 1);
+  }
+  static SwitchConfig config() {
+    SwitchConfig c;
+    c.port_gbps = {100, 100};
+    return c;
+  }
+};
+
+TEST(TrafficSource, OffersItsPatternsLoad) {
+  Forwarding f;
+  Engine& e = f.e;
+  PacketPool& pool = f.pool;
+  Switch& sw = f.sw;
+  testing::RecordingPeer& out = f.out;
   std::string err;
   auto t = FlowTemplates::build(gen(1000), 1, err);
   RatePattern pat;
@@ -377,16 +391,11 @@ TEST(PcapFrames, GapsBeyondSimulatedTimeAreNever) {
   auto t = LoadedTrace::load(path, err);
   std::remove(path);
   ASSERT_TRUE(t) << err;
-  Engine e;
-  PacketPool pool;
-  SwitchConfig c;
-  c.port_gbps = {100, 100};
-  testing::LambdaProgram prog;
-  prog.in = [](Pass& pass, Packet* p) { pass.enqueue(p, 1, 0); };
-  Switch sw(e, c);
-  sw.set_program(&prog);
-  testing::RecordingPeer out;
-  sw.connect(1, &out, 1);
+  Forwarding fw;
+  Engine& e = fw.e;
+  PacketPool& pool = fw.pool;
+  Switch& sw = fw.sw;
+  testing::RecordingPeer& out = fw.out;
   TrafficMux mux(e);
   mux.add(std::make_unique<TrafficSource>(sw, 0, std::make_unique<PcapFrames>(t, 0, 1),
                                           RatePattern{}, true, pool, nullptr));
